@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import querystring from 'node:querystring';
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql } from 'kysely';
+import type { Config } from './config.js';
+import { connectDatabase, type Database } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
+import { registerRateLimit } from './plugins/rate-limit.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { registerValidation } from './plugins/validation.js';
+import { ErrorBodySchema } from './shared/schemas.js';
+import { MODULES } from './modules/index.js';
+import type { App, AppModule } from './modules/types.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every /v1 route with its scope: the OpenAPI document and the contract tests read it. */
+    routeTable: RouteInfo[];
+  }
+}
+
+export interface CreateAppOptions {
+  /** Use this database instead of opening one from the config (tests share nothing else). */
+  database?: Database;
+  /** Extra modules after the standard ones (tests use it to prove the scope guard). */
+  extraModules?: AppModule[];
+  logger?: FastifyServerOptions['logger'];
+  migrate?: boolean;
+}
+
+/** `?ids[]=1&ids[]=2` and `?ids=1&ids=2` both become `ids: ['1','2']` (decisions G7 array filters). */
+function parseQuery(raw: string): Record<string, unknown> {
+  const parsed = querystring.parse(raw);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (key.endsWith('[]')) {
+      const name = key.slice(0, -2);
+      const prev = out[name];
+      const list = Array.isArray(value) ? value : [value];
+      out[name] = prev === undefined ? list : [...(Array.isArray(prev) ? prev : [prev]), ...list];
+    } else if (out[key] !== undefined) {
+      out[key] = [...(Array.isArray(out[key]) ? (out[key] as unknown[]) : [out[key]]), ...(Array.isArray(value) ? value : [value])];
+    } else out[key] = value;
+  }
+  return out;
+}
+
+/** The app as a plugin tree in a fixed order: errors, route guard, rate limit, docs, modules. */
+export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App & { database: Database }> {
+  const logger = options.logger ?? {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.secret'], censor: '[redacted]' },
+  };
+  const app = Fastify({
+    logger,
+    bodyLimit: config.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const database = options.database ?? connectDatabase({
+    databaseUrl: config.databaseUrl,
+    pgSchema: config.pgSchema,
+    onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
+  });
+  if (options.migrate !== false) await migrateToLatest(database);
+  const deps = { db: database.db, dialect: database.dialect, config };
+
+  const routeTable: RouteInfo[] = [];
+  app.decorate('routeTable', routeTable);
+  app.decorate('database', database);
+  app.addSchema(ErrorBodySchema);
+  registerErrorHandling(app);
+  registerValidation(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  const redis = await registerRateLimit(app, config);
+  registerRouteGuard(app, database.db, routeTable);
+  await registerOpenApi(app, config, pkg.version);
+
+  app.get('/health', {
+    schema: {
+      tags: ['Operations'], operationId: 'health', summary: 'Liveness and database check',
+      response: {
+        200: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
+        503: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
+      },
+    },
+  }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(database.db);
+      return { status: 'ok', database: database.dialect };
+    } catch {
+      return reply.code(503).send({ status: 'error', database: 'unreachable' });
+    }
+  });
+
+  await app.register(async (v1) => {
+    for (const mod of [...MODULES, ...(options.extraModules ?? [])]) await mod.routes(v1 as App, deps);
+  }, { prefix: '/v1' });
+
+  app.addHook('onClose', async () => {
+    await redis?.quit().catch(() => undefined);
+    // A database handed in by the caller is the caller's to close.
+    if (!options.database) await database.close();
+  });
+  return app as App & { database: Database };
+}

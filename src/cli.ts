@@ -1,0 +1,97 @@
+import { Command, Option } from 'commander';
+import { loadConfig } from './config.js';
+import { connectDatabase, type Database } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createSite, getSite, listAllSites, ownerOf, findUser } from './modules/sites/sites.service.js';
+import { createToken, listTokens, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
+import { AppError } from './shared/errors.js';
+
+/**
+ * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
+ * mode with a busy timeout; PostgreSQL as usual). With --json it prints exactly one JSON object
+ * on stdout and nothing else; messages go to stderr.
+ */
+async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = connectDatabase({ databaseUrl: config.databaseUrl });
+  try {
+    await migrateToLatest(database);
+    return await fn(database);
+  } finally {
+    await database.close();
+  }
+}
+
+function print(json: boolean, object: Record<string, unknown>, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${human}\n`);
+}
+
+const program = new Command();
+program.name('cairn').description('Cairn headless CMS: server and administration').showHelpAfterError();
+
+program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(async (opts) => {
+  const applied = await withDatabase((d) => migrateToLatest(d));
+  print(!!opts.json, { applied }, applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+});
+
+program.command('serve').description('start the HTTP server (same as npm start)').action(async () => {
+  await import('./server.js');
+});
+
+const sites = program.command('sites').description('manage sites');
+sites.command('create')
+  .requiredOption('--name <name>', 'site name')
+  .requiredOption('--domain <domain>', 'site domain, e.g. acme.test')
+  .option('--locale <locale>', 'default locale', 'en')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const site = await withDatabase((d) => createSite(d.db, { name: opts.name, domain: opts.domain, defaultLocale: opts.locale }));
+    print(!!opts.json, { ...site }, `Created site ${site.name} (${site.id}), slug ${site.slug}`);
+  });
+sites.command('list').option('--json', 'print one JSON object').action(async (opts) => {
+  const list = await withDatabase((d) => listAllSites(d.db));
+  print(!!opts.json, { data: list }, list.map((s) => `${s.id}  ${s.slug}  ${s.domain}  ${s.name}`).join('\n') || 'No sites.');
+});
+
+const tokens = program.command('tokens').description('manage API tokens');
+tokens.command('create')
+  .requiredOption('--site <siteId>', 'site id')
+  .option('--scopes <scopes>', '"all" or a comma-separated list of scopes', 'all')
+  .addOption(new Option('--kind <kind>', 'token kind').choices(['management', 'delivery']).default('management'))
+  .option('--name <name>', 'token name')
+  .option('--user <userId>', 'user the token acts as (default: the site owner)')
+  .option('--expires-at <iso>', 'expiry (ISO 8601)')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const created = await withDatabase(async (d) => {
+      await getSite(d.db, opts.site);
+      const user = opts.user ? await findUser(d.db, opts.site, opts.user) : await ownerOf(d.db, opts.site);
+      if (!user) throw new AppError('NOT_FOUND', { message: `User ${opts.user} not found on site ${opts.site}` });
+      let expiresAt: string | null = null;
+      if (opts.expiresAt) {
+        const t = Date.parse(opts.expiresAt);
+        if (Number.isNaN(t)) throw new AppError('VALIDATION_FAILED', { message: '--expires-at must be an ISO 8601 date' });
+        expiresAt = new Date(t).toISOString();
+      }
+      return createToken(d.db, { siteId: opts.site, userId: user.id, name: opts.name, kind: opts.kind as TokenKind, scopes: opts.scopes, expiresAt });
+    });
+    print(!!opts.json, { ...created }, `Token ${created.id} (${created.kind}, ${created.scopes.length} scopes). Shown once:\n${created.token}`);
+  });
+tokens.command('list').requiredOption('--site <siteId>', 'site id').option('--json', 'print one JSON object').action(async (opts) => {
+  const list = await withDatabase(async (d) => {
+    await getSite(d.db, opts.site);
+    return listTokens(d.db, opts.site);
+  });
+  print(!!opts.json, { data: list }, list.map((t) => `${t.id}  ${t.kind}  ${t.revokedAt ? 'revoked' : 'active'}  ${t.name}`).join('\n') || 'No tokens.');
+});
+tokens.command('revoke').argument('<tokenId>').option('--json', 'print one JSON object').action(async (tokenId: string, opts) => {
+  const revoked = await withDatabase((d) => revokeToken(d.db, tokenId));
+  if (!revoked) throw new AppError('NOT_FOUND', { message: `No active token ${tokenId}` });
+  print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
+});
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`cairn: ${message}\n`);
+  process.exit(err instanceof AppError && err.statusCode === 404 ? 2 : 1);
+});

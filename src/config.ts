@@ -1,0 +1,105 @@
+import path from 'node:path';
+
+/** Typed configuration, read from the environment once at start (issue 2, item 2). */
+export interface Config {
+  host: string;
+  port: number;
+  /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
+  databaseUrl: string;
+  dataDir: string;
+  redisUrl: string | null;
+  publicUrl: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  rateLimit: { max: number; publicMax: number; windowMs: number };
+  allowPrivateNetwork: boolean;
+  /** Largest JSON body accepted, in bytes (413 beyond it). */
+  bodyLimit: number;
+  /** Test hook: the PostgreSQL schema to use (a fresh one per test file). */
+  pgSchema?: string;
+  /** Print the first-start token (server only; tests and CLI keep it quiet). */
+  bootstrapOnEmpty: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const dataDir = path.resolve(env.CAIRN_DATA_DIR?.trim() || './data');
+  const rawDb = env.DATABASE_URL?.trim();
+  let databaseUrl: string;
+  if (!rawDb) databaseUrl = path.join(dataDir, 'cairn.db');
+  else if (/^postgres(ql)?:\/\//.test(rawDb)) {
+    try {
+      new URL(rawDb);
+    } catch {
+      throw new ConfigError(`DATABASE_URL is not a valid PostgreSQL URL`);
+    }
+    databaseUrl = rawDb;
+  } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rawDb)) {
+    throw new ConfigError(`DATABASE_URL must be a SQLite file path or a postgres:// URL`);
+  } else databaseUrl = rawDb === ':memory:' ? rawDb : path.resolve(rawDb.replace(/^file:/, ''));
+
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  }
+  const config: Config = {
+    host,
+    port,
+    databaseUrl,
+    dataDir,
+    redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
+    publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
+    logLevel,
+    rateLimit: {
+      max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+      publicMax: integer(env, 'RATE_LIMIT_PUBLIC_MAX', 120, 1, 10_000_000),
+      windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+    },
+    allowPrivateNetwork: boolean(env, 'CAIRN_ALLOW_PRIVATE_NETWORK', false),
+    bodyLimit: integer(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    bootstrapOnEmpty: false,
+    ...overrides,
+  };
+  return config;
+}
+
+export function isPostgres(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
+}

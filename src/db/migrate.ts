@@ -1,0 +1,34 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './connect.js';
+import * as m0001 from './migrations/0001_platform.js';
+
+/** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
+const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }> = {
+  '0001_platform': m0001,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: 'sqlite' | 'postgres') {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(MIGRATIONS)) {
+      out[name] = { up: (db) => m.up(db, this.dialect), down: m.down };
+    }
+    return out;
+  }
+}
+
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  // Kysely looks for its own tables across every schema unless told which one is ours.
+  const migrator = new Migrator({
+    db: database.db,
+    provider: new StaticProvider(database.dialect),
+    ...(database.schema ? { migrationTableSchema: database.schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,124 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Executor } from '../../db/types.js';
+import { now, parseJson, toJson } from '../../db/json.js';
+import { ALL_SCOPES, isScope, type Scope } from '../../shared/scopes.js';
+import { AppError } from '../../shared/errors.js';
+import * as repo from './api-tokens.repository.js';
+
+export type TokenKind = 'management' | 'delivery';
+
+/**
+ * Token format: `cairn_<token id, 32 hex>_<secret, 43 base64url>`. The id finds the row by
+ * primary key; only a SHA-256 of the secret is stored, compared in constant time. The id is
+ * also what the rate limiter counts by, without a database lookup.
+ */
+const TOKEN_PATTERN = /^cairn_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
+
+export function parseTokenId(raw: string): string | null {
+  const m = TOKEN_PATTERN.exec(raw);
+  return m ? uuidFromHex(m[1]!) : null;
+}
+
+function uuidFromHex(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Scopes a delivery token may hold: reads only (decisions G13). */
+export function isReadScope(scope: string): boolean {
+  return scope.endsWith('.view') || scope.endsWith('.view.own');
+}
+
+export function parseScopes(input: string | readonly string[], kind: TokenKind): Scope[] {
+  const list = typeof input === 'string'
+    ? input.trim() === 'all' ? [...ALL_SCOPES] : input.split(',').map((s) => s.trim()).filter(Boolean)
+    : [...input];
+  const unknown = list.filter((s) => !isScope(s));
+  if (unknown.length) throw new AppError('VALIDATION_FAILED', { message: `Unknown scopes: ${unknown.join(', ')}`, errors: { scopes: unknown.map((s) => `unknown scope ${s}`) } });
+  const scopes = [...new Set(list)] as Scope[];
+  return kind === 'delivery' ? scopes.filter(isReadScope) : scopes;
+}
+
+export interface CreatedToken {
+  id: string;
+  siteId: string;
+  userId: string;
+  name: string;
+  kind: TokenKind;
+  scopes: Scope[];
+  expiresAt: string | null;
+  createdAt: string;
+  /** Shown once; only its hash is stored. */
+  token: string;
+}
+
+export async function createToken(db: Executor, input: {
+  siteId: string; userId: string; name?: string; kind?: TokenKind; scopes: string | readonly string[]; expiresAt?: string | null;
+}): Promise<CreatedToken> {
+  const kind = input.kind ?? 'management';
+  const scopes = parseScopes(input.scopes, kind);
+  const id = randomUUID();
+  const secret = randomBytes(32).toString('base64url');
+  const createdAt = now();
+  const name = input.name?.trim() || `${kind} token`;
+  await repo.insertToken(db, {
+    id, site_id: input.siteId, user_id: input.userId, name, kind,
+    secret_hash: hashSecret(secret), scopes: toJson(scopes), expires_at: input.expiresAt ?? null, created_at: createdAt,
+  });
+  return {
+    id, siteId: input.siteId, userId: input.userId, name, kind, scopes, expiresAt: input.expiresAt ?? null, createdAt,
+    token: `cairn_${id.replace(/-/g, '')}_${secret}`,
+  };
+}
+
+export interface VerifiedToken {
+  tokenId: string;
+  siteId: string;
+  userId: string;
+  kind: TokenKind;
+  scopes: ReadonlySet<string>;
+}
+
+// last_used_at is written at most once a minute per token, off the request path.
+const TOUCH_INTERVAL_MS = 60_000;
+const lastTouched = new Map<string, number>();
+
+export async function verifyToken(db: Executor, raw: string): Promise<VerifiedToken> {
+  const m = TOKEN_PATTERN.exec(raw);
+  if (!m) throw new AppError('UNAUTHORIZED');
+  const id = uuidFromHex(m[1]!);
+  const row = await repo.findTokenById(db, id);
+  const given = Buffer.from(hashSecret(m[2]!), 'hex');
+  const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
+  if (!row || stored.length !== given.length || !timingSafeEqual(stored, given)) throw new AppError('UNAUTHORIZED');
+  if (row.revoked_at) throw new AppError('TOKEN_REVOKED');
+  const at = Date.now();
+  if (row.expires_at && Date.parse(row.expires_at) <= at) throw new AppError('TOKEN_EXPIRED');
+  if ((lastTouched.get(id) ?? 0) + TOUCH_INTERVAL_MS < at) {
+    lastTouched.set(id, at);
+    repo.touchToken(db, id, new Date(at).toISOString()).catch(() => lastTouched.delete(id));
+  }
+  return {
+    tokenId: row.id,
+    siteId: row.site_id,
+    userId: row.user_id,
+    kind: row.kind,
+    scopes: new Set(parseJson<string[]>(row.scopes, [])),
+  };
+}
+
+export async function listTokens(db: Executor, siteId: string) {
+  const rows = await repo.listTokens(db, siteId);
+  return rows.map((r) => ({
+    id: r.id, siteId: r.site_id, userId: r.user_id, name: r.name, kind: r.kind,
+    scopes: parseJson<string[]>(r.scopes, []), lastUsedAt: r.last_used_at, expiresAt: r.expires_at,
+    revokedAt: r.revoked_at, createdAt: r.created_at,
+  }));
+}
+
+export async function revokeToken(db: Executor, id: string): Promise<boolean> {
+  return repo.revokeToken(db, id, now());
+}

@@ -1,0 +1,47 @@
+import type { Executor, SitesTable } from '../../db/types.js';
+import type { Insertable, Updateable } from 'kysely';
+
+export function findSite(db: Executor, siteId: string) {
+  return db.selectFrom('sites').selectAll().where('id', '=', siteId).executeTakeFirst();
+}
+
+export function listSites(db: Executor) {
+  return db.selectFrom('sites').selectAll().orderBy('created_at', 'asc').execute();
+}
+
+export async function countSites(db: Executor): Promise<number> {
+  const row = await db.selectFrom('sites').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function slugsLike(db: Executor, base: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('sites').select('slug').where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+  return new Set(rows.map((r) => r.slug));
+}
+
+export function insertSite(db: Executor, row: Insertable<SitesTable>) {
+  return db.insertInto('sites').values(row).execute();
+}
+
+export function updateSite(db: Executor, siteId: string, patch: Updateable<SitesTable>) {
+  return db.updateTable('sites').set(patch).where('id', '=', siteId).execute();
+}
+
+export function insertUser(db: Executor, row: { id: string; site_id: string; full_name: string; email: string | null; created_at: string; updated_at: string }) {
+  return db.insertInto('users').values(row).execute();
+}
+
+export function findOwner(db: Executor, siteId: string) {
+  return db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).orderBy('created_at', 'asc').limit(1).executeTakeFirst();
+}
+
+export function findUser(db: Executor, siteId: string, userId: string) {
+  return db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).where('id', '=', userId).executeTakeFirst();
+}
+
+export function insertNotificationDefaults(db: Executor, siteId: string, at: string) {
+  return db.insertInto('notification_settings').values({
+    site_id: siteId, form_submission: true, new_review: true, review_approved: false, content_published: false,
+    recipient_emails: '[]', updated_at: at,
+  }).execute();
+}

@@ -1,0 +1,22 @@
+import type {
+  FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../config.js';
+import type { DialectName } from '../db/connect.js';
+import type { Db } from '../db/types.js';
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** What a module's routes receive: explicit dependencies, no decorators. */
+export interface ModuleDeps {
+  db: Db;
+  dialect: DialectName;
+  config: Config;
+}
+
+export interface AppModule {
+  name: string;
+  /** Registers the module's routes; called inside the `/v1` prefix. */
+  routes(app: App, deps: ModuleDeps): void | Promise<void>;
+}

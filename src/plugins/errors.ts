@@ -1,0 +1,127 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, type ErrorBody, type FieldErrors } from '../shared/errors.js';
+import { translateDbError } from '../db/db-errors.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** `/meta/metaTitle` -> `meta.metaTitle`, `/items/0/name` -> `items[0].name`. */
+function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else out += out ? `.${part}` : part;
+  }
+  return out;
+}
+
+function messageOf(error: AjvError): string {
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'maxLength':
+      return `must be at most ${error.params.limit} characters`;
+    case 'minLength':
+      return error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters`;
+    case 'maxItems':
+      return `must have at most ${error.params.limit} items`;
+    case 'minItems':
+      return `must have at least ${error.params.limit} items`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** Ajv errors -> `{ "<field path>": [messages] }`, without the noise of union branches. */
+export function validationFieldErrors(errors: AjvError[], context?: string): FieldErrors {
+  const byPath = new Map<string, AjvError[]>();
+  for (const e of errors) {
+    const child =
+      e.keyword === 'required'
+        ? String(e.params.missingProperty)
+        : e.keyword === 'additionalProperties'
+          ? String(e.params.additionalProperty)
+          : undefined;
+    let path = fieldPath(e.instancePath, child);
+    if (!path) path = context === 'body' || !context ? 'body' : context;
+    (byPath.get(path) ?? byPath.set(path, []).get(path)!).push(e);
+  }
+  const out: FieldErrors = {};
+  for (const [path, list] of byPath) {
+    // A nullable field reports its real problem plus "must be null" and "must match a schema in anyOf".
+    const useful = list.filter((e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && e.params.type === 'null'));
+    const chosen = useful.length ? useful : list;
+    const consts = chosen.filter((e) => e.keyword === 'const');
+    const messages =
+      consts.length > 1 && consts.length === chosen.length
+        ? [`must be one of: ${consts.map((e) => String(e.params.allowedValue)).join(', ')}`]
+        : [...new Set(chosen.map(messageOf))];
+    out[path] = messages;
+  }
+  return out;
+}
+
+function body(statusCode: number, code: string, message: string, errors?: FieldErrors): ErrorBody {
+  const b: ErrorBody = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
+  if (errors || statusCode === 422) b.errors = errors ?? {};
+  return b;
+}
+
+/** Maps any thrown error to the one error body of decisions G3. Nothing internal leaves the process. */
+export function toErrorBody(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): ErrorBody {
+  if (error instanceof AppError) return error.toBody();
+  if (error.validation) {
+    const errors = validationFieldErrors(error.validation, error.validationContext);
+    const [firstPath, firstMessages] = Object.entries(errors)[0] ?? ['body', ['is invalid']];
+    return body(422, 'VALIDATION_FAILED', `${firstPath} ${firstMessages[0]}`, errors);
+  }
+  const translated = translateDbError(error);
+  if (translated) return translated.toBody();
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE').toBody();
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE').toBody();
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return body(422, 'VALIDATION_FAILED', 'The request body is empty.', { body: ['must not be empty'] });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('INVALID_JSON').toBody();
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) return new AppError('INVALID_JSON').toBody();
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE').toBody();
+  if (status >= 400 && status < 500) {
+    // Framework errors of the client's making: keep the status, never the internals.
+    const code = status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST';
+    return body(status, code, STATUS_CODES[status] ?? 'Bad request');
+  }
+  return new AppError('INTERNAL_ERROR').toBody();
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const out = toErrorBody(error);
+    if (out.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof AppError && error.headers) reply.headers(error.headers);
+    if (out.statusCode === 429) {
+      const after = Number(reply.getHeader('retry-after'));
+      if (!Number.isFinite(after) || after < 1) reply.header('retry-after', 1);
+    }
+    return reply.code(out.statusCode).type('application/json; charset=utf-8').send(out);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const out = new AppError('ROUTE_NOT_FOUND', {
+      message: `No endpoint answers ${request.method} ${request.url.split('?')[0]}.`,
+    }).toBody();
+    return reply.code(404).send(out);
+  });
+}

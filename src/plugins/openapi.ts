@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from '../config.js';
+
+/** OpenAPI 3.1 generated from the route schemas, served at /openapi.json; the reference UI at /docs. */
+export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Cairn API',
+        version,
+        description:
+          'Multi-site headless content management. Every /v1 request carries `Authorization: Bearer <token>`; ' +
+          'each operation names its scope (`x-scope`). Errors share one body: ' +
+          '`{ statusCode, error, code, message, errors? }`.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A site API token' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

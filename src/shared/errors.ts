@@ -1,0 +1,103 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * The error catalog (decisions G3): one stable, machine-readable code per condition, with its
+ * HTTP status and default message. Every error a client sees comes from here.
+ */
+export const ERROR_CATALOG = {
+  // Whole API
+  VALIDATION_FAILED: { status: 422, message: 'The request is invalid.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  BAD_REQUEST: { status: 400, message: 'The request could not be understood.' },
+  UNAUTHORIZED: { status: 401, message: 'A valid API token is required: send "Authorization: Bearer <token>".' },
+  TOKEN_EXPIRED: { status: 401, message: 'The API token has expired.' },
+  TOKEN_REVOKED: { status: 401, message: 'The API token has been revoked.' },
+  MISSING_SCOPE: { status: 403, message: 'The API token lacks the scope this endpoint requires.' },
+  READ_ONLY_TOKEN: { status: 403, message: 'Delivery tokens are read-only.' },
+  NOT_FOUND: { status: 404, message: 'The resource was not found.' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No endpoint answers this method and path.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed here.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body has an unsupported content type.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests: retry after the number of seconds in Retry-After.' },
+  INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is unavailable.' },
+  // Site settings
+  LOCALE_INVALID: { status: 422, message: 'The locale is not a valid BCP 47 language tag.' },
+  LOCALE_NOT_ENABLED: { status: 422, message: 'The locale is not enabled for this site.' },
+  DEFAULT_LOCALE_NOT_ENABLED: { status: 422, message: 'The default locale must be one of the enabled locales.' },
+  TIMEZONE_INVALID: { status: 422, message: 'The timezone is not an IANA timezone identifier.' },
+  // Shared rules of resources
+  SLUG_TAKEN: { status: 422, message: 'The slug is already used in this locale.' },
+  NAME_TAKEN: { status: 422, message: 'The name is already used in this locale.' },
+  KEY_TAKEN: { status: 422, message: 'The key is already used in this locale.' },
+  KEY_IMMUTABLE: { status: 422, message: 'The key cannot be changed after creation.' },
+  UNIQUE_VIOLATION: { status: 422, message: 'A record with the same unique value already exists.' },
+  REFERENCE_INVALID: { status: 422, message: 'A referenced record does not exist.' },
+  SORT_FIELD_INVALID: { status: 422, message: 'The sort field is not one of the allowed values.' },
+  SCHEMA_INVALID: { status: 422, message: 'The field schema is invalid.' },
+  DATA_INVALID: { status: 422, message: 'The data does not match the field schema.' },
+  BODY_INVALID: { status: 422, message: 'The rich-text body is not a valid document.' },
+  TRANSLATION_EXISTS: { status: 409, message: 'The translation group already has a member in that locale.' },
+  CATEGORY_NOT_FOUND: { status: 422, message: 'The category does not exist on this site.' },
+  PARENT_INVALID: { status: 422, message: 'The parent is not a category of this site, or would create a cycle.' },
+  CALENDAR_INVALID: { status: 422, message: 'A calendar value must be a JSON list of entries.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export type FieldErrors = Record<string, string[]>;
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  message: string;
+  errors?: FieldErrors;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly errors?: FieldErrors;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, options: { message?: string; errors?: FieldErrors; headers?: Record<string, string> } = {}) {
+    super(options.message ?? ERROR_CATALOG[code].message);
+    this.name = 'AppError';
+    this.code = code;
+    this.statusCode = ERROR_CATALOG[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = {
+      statusCode: this.statusCode,
+      error: STATUS_CODES[this.statusCode] ?? 'Error',
+      code: this.code,
+      message: this.message,
+    };
+    // A 422 always carries `errors` (decisions G3).
+    if (this.errors || this.statusCode === 422) body.errors = this.errors ?? {};
+    return body;
+  }
+}
+
+/** A 422 naming one field: `invalid('SLUG_TAKEN', 'slug')`. */
+export function invalid(code: ErrorCode, field: string, message?: string): AppError {
+  const text = message ?? ERROR_CATALOG[code].message;
+  return new AppError(code, { message: text, errors: { [field]: [text] } });
+}
+
+/** A 422 from a list of `{ path, message }` issues (field schemas, rich text). */
+export function issuesError(code: ErrorCode, issues: Array<{ path: string; message: string }>): AppError {
+  const errors: FieldErrors = {};
+  for (const issue of issues) (errors[issue.path] ??= []).push(issue.message);
+  const first = issues[0];
+  return new AppError(code, { message: first ? `${first.path}: ${first.message}` : undefined, errors });
+}
+
+export function notFound(what = 'resource'): AppError {
+  return new AppError('NOT_FOUND', { message: `The ${what} was not found.` });
+}

@@ -1,0 +1,68 @@
+import { Type, type TSchema } from 'typebox';
+
+/** Common schemas (decisions G3, G5, G8). */
+export const ErrorBodySchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable code, e.g. VALIDATION_FAILED, SLUG_TAKEN' }),
+    message: Type.String(),
+    errors: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), {
+        description: 'Messages per field path (always present on a 422)',
+      }),
+    ),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export const IntId = Type.Integer({ minimum: 1 });
+export const Uuid = Type.String({ format: 'uuid' });
+export const Locale = Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 language tag' });
+
+export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
+
+export const Message = Type.Object({ message: Type.String() });
+
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+/** `{ data: T }` */
+export function Data<T extends TSchema>(schema: T) {
+  return Type.Object({ data: schema });
+}
+
+export const PageMeta = Type.Object({
+  total: Type.Integer(),
+  perPage: Type.Integer(),
+  currentPage: Type.Integer(),
+  lastPage: Type.Integer({ minimum: 1 }),
+});
+
+/** `{ data: T[], meta }` (decisions G5). */
+export function Paginated<T extends TSchema>(item: T) {
+  return Type.Object({ data: Type.Array(item), meta: PageMeta });
+}
+
+/** ISO 8601 date or date-time, as accepted by date filters (decisions G6, G8). */
+export const DateFilter = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$',
+  description: 'ISO 8601 date or date-time',
+});
+
+/** A translation-status answer (decisions G10). */
+export const TranslationStatus = Type.Object({
+  data: Type.Record(
+    Type.String(),
+    Type.Object({ status: Type.Union([Type.Literal('complete'), Type.Literal('missing'), Type.Literal('partial')]) }),
+  ),
+});
+
+export const CopyToLocaleBody = Type.Object({
+  targetLocale: Type.Optional(Locale),
+  locale: Type.Optional(Locale),
+});

@@ -1,0 +1,34 @@
+/**
+ * Slugs (decisions G17): generated from a name or title when omitted, transliterated to ASCII,
+ * lower case, words joined by hyphens; `-2`, `-3`, ... on collision.
+ */
+const SPECIAL: Record<string, string> = {
+  ß: 'ss', æ: 'ae', Æ: 'ae', œ: 'oe', Œ: 'oe', ø: 'o', Ø: 'o', đ: 'd', Đ: 'd', ð: 'd', þ: 'th', ł: 'l', Ł: 'l', ı: 'i',
+  '&': ' and ',
+};
+
+export function slugify(input: string, maxLength = 255): string {
+  const ascii = input
+    .replace(/[ßæÆœŒøØđĐðþłŁı&]/g, (c) => SPECIAL[c] ?? c)
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '');
+  const slug = ascii
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, maxLength)
+    .replace(/-+$/g, '');
+  return slug;
+}
+
+export const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';
+
+/** The first free slug among base, base-2, base-3, ... given the slugs already taken. */
+export function nextFreeSlug(base: string, taken: ReadonlySet<string>, maxLength = 255): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`;
+    const candidate = `${base.slice(0, maxLength - suffix.length).replace(/-+$/, '')}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createApp, type CreateAppOptions } from '../../src/app.js';
+import { createSite, createUser } from '../../src/modules/sites/sites.service.js';
+import { createToken, type TokenKind } from '../../src/modules/api-tokens/api-tokens.service.js';
+import { ALL_SCOPES } from '../../src/shared/scopes.js';
+
+export type TestApp = Awaited<ReturnType<typeof createApp>>;
+
+/** The database the suite runs on: PostgreSQL when TEST_DATABASE_URL is set, else SQLite in memory. */
+export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface TestContext {
+  app: TestApp;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh app on a fresh database for one test file: SQLite in memory, or on PostgreSQL a new
+ * schema dropped afterwards. Nothing is shared between files.
+ */
+export async function buildTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}): Promise<TestContext> {
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  let schema: string | undefined;
+  if (pgUrl) {
+    schema = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+    await adminQuery(pgUrl, `create schema ${schema}`);
+  }
+  const config = loadConfig(
+    { LOG_LEVEL: 'silent', CAIRN_ALLOW_PRIVATE_NETWORK: 'true', PORT: '0' },
+    {
+      databaseUrl: pgUrl ?? ':memory:',
+      pgSchema: schema,
+      rateLimit: { max: 1_000_000, publicMax: 1_000_000, windowMs: 60_000 },
+      ...overrides,
+    },
+  );
+  const app = await createApp(config, { logger: false, ...options });
+  await app.ready();
+  return {
+    app,
+    config,
+    async close() {
+      await app.close();
+      if (pgUrl && schema) await adminQuery(pgUrl, `drop schema if exists ${schema} cascade`);
+    },
+  };
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface SiteFixture {
+  siteId: string;
+  userId: string;
+  token: string;
+  tokenId: string;
+}
+
+/** A new site with its owner and a token (every scope unless told otherwise). */
+export async function createSiteWithToken(
+  app: TestApp,
+  options: { scopes?: readonly string[] | 'all'; kind?: TokenKind; name?: string; domain?: string } = {},
+): Promise<SiteFixture> {
+  const site = await createSite(app.database.db, { name: options.name ?? `Site ${randomUUID().slice(0, 8)}`, domain: options.domain ?? 'example.test' });
+  const token = await createToken(app.database.db, {
+    siteId: site.id, userId: site.ownerUserId, kind: options.kind, scopes: options.scopes ?? 'all',
+  });
+  return { siteId: site.id, userId: site.ownerUserId, token: token.token, tokenId: token.id };
+}
+
+/** Another token on an existing site, optionally for a new user (for `.own` scopes). */
+export async function createTokenFor(
+  app: TestApp,
+  siteId: string,
+  options: { scopes?: readonly string[] | 'all'; kind?: TokenKind; userId?: string; newUser?: string; expiresAt?: string | null } = {},
+): Promise<{ token: string; tokenId: string; userId: string }> {
+  let userId = options.userId;
+  if (!userId) {
+    const user = options.newUser ? await createUser(app.database.db, siteId, options.newUser) : null;
+    userId = user?.id ?? (await app.database.db.selectFrom('users').select('id').where('site_id', '=', siteId).orderBy('created_at').executeTakeFirstOrThrow()).id;
+  }
+  const token = await createToken(app.database.db, {
+    siteId, userId, kind: options.kind, scopes: options.scopes ?? 'all', expiresAt: options.expiresAt ?? null,
+  });
+  return { token: token.token, tokenId: token.id, userId };
+}
+
+export function allScopesExcept(...excluded: string[]): string[] {
+  return ALL_SCOPES.filter((s) => !excluded.includes(s) && !excluded.some((e) => s === `${e}.own`));
+}

@@ -1,0 +1,43 @@
+import type { TestApp } from './app.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | number | undefined>;
+  text: string;
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+/** A small client over app.inject, bound to one token. */
+export function client(app: TestApp, token?: string) {
+  async function call<T = any>(method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    const res = await app.inject({
+      method,
+      url,
+      payload: payload as any,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    });
+    let body: any = res.body;
+    if ((res.headers['content-type'] ?? '').toString().includes('json') && res.body) body = JSON.parse(res.body);
+    return { status: res.statusCode, body, headers: res.headers, text: res.body };
+  }
+  return {
+    get: <T = any>(url: string, headers?: Record<string, string>) => call<T>('GET', url, undefined, headers),
+    post: <T = any>(url: string, payload?: unknown, headers?: Record<string, string>) => call<T>('POST', url, payload ?? {}, headers),
+    put: <T = any>(url: string, payload?: unknown, headers?: Record<string, string>) => call<T>('PUT', url, payload ?? {}, headers),
+    delete: <T = any>(url: string, headers?: Record<string, string>) => call<T>('DELETE', url, undefined, headers),
+    call,
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/** The G3 error body shape. */
+export function expectErrorShape(body: any, status: number, code?: string): void {
+  const ok = body && body.statusCode === status && typeof body.error === 'string' && typeof body.code === 'string' && typeof body.message === 'string';
+  if (!ok) throw new Error(`not a G3 error body for ${status}: ${JSON.stringify(body)}`);
+  if (code && body.code !== code) throw new Error(`expected code ${code}, got ${body.code}: ${JSON.stringify(body)}`);
+  if (status === 422 && (typeof body.errors !== 'object' || body.errors === null)) throw new Error(`a 422 must carry errors: ${JSON.stringify(body)}`);
+  if (JSON.stringify(body).match(/stack|SELECT |INSERT |cairn_[0-9a-f]{32}/i)) throw new Error(`error body leaks internals: ${JSON.stringify(body)}`);
+}

@@ -1,0 +1,124 @@
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * The service as a user runs it: the built CLI (`bin/cairn.js`, what `npx cairn` runs) and the
+ * built server (`dist/server.js`, what `npm start` runs), on a SQLite file in a temp folder.
+ */
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'cairn-test-'));
+  dirs.push(d);
+  return d;
+}
+
+async function cli(env: Record<string, string>, ...args: string[]) {
+  return run(process.execPath, [path.join(root, 'bin/cairn.js'), ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, cwd: root });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+describe('cairn CLI', () => {
+  it('creates and lists sites and tokens, printing exactly one JSON object with --json', async () => {
+    const env = { DATABASE_URL: path.join(tempDir(), 'cli.db') };
+    const created = await cli(env, 'sites', 'create', '--name', 'Acme', '--domain', 'acme.test', '--json');
+    expect(created.stdout.trim().split('\n')).toHaveLength(1);
+    const site = JSON.parse(created.stdout);
+    expect(site).toMatchObject({ id: expect.any(String), name: 'Acme', domain: 'acme.test', slug: 'acme' });
+
+    const listed = JSON.parse((await cli(env, 'sites', 'list', '--json')).stdout);
+    expect(listed.data.map((s: any) => s.id)).toEqual([site.id]);
+
+    const tokenOut = await cli(env, 'tokens', 'create', '--site', site.id, '--scopes', 'sites.view,tags.view', '--name', 'ci', '--json');
+    expect(tokenOut.stdout.trim().split('\n')).toHaveLength(1);
+    const token = JSON.parse(tokenOut.stdout);
+    expect(token).toMatchObject({ id: expect.any(String), siteId: site.id, kind: 'management', name: 'ci', scopes: ['sites.view', 'tags.view'] });
+    expect(token.token).toMatch(/^cairn_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$/);
+
+    const delivery = JSON.parse((await cli(env, 'tokens', 'create', '--site', site.id, '--scopes', 'all', '--kind', 'delivery', '--json')).stdout);
+    expect(delivery.kind).toBe('delivery');
+    expect(delivery.scopes.every((s: string) => s.includes('.view'))).toBe(true);
+
+    const tokens = JSON.parse((await cli(env, 'tokens', 'list', '--site', site.id, '--json')).stdout);
+    expect(tokens.data.map((t: any) => t.id).sort()).toEqual([token.id, delivery.id].sort());
+    expect(JSON.stringify(tokens)).not.toContain(token.token);
+
+    const revoked = JSON.parse((await cli(env, 'tokens', 'revoke', token.id, '--json')).stdout);
+    expect(revoked).toEqual({ id: token.id, revoked: true });
+    const after = JSON.parse((await cli(env, 'tokens', 'list', '--site', site.id, '--json')).stdout);
+    expect(after.data.find((t: any) => t.id === token.id).revokedAt).toEqual(expect.any(String));
+  });
+
+  it('fails with a message on stderr and a non-zero exit for an unknown site or scope', async () => {
+    const env = { DATABASE_URL: path.join(tempDir(), 'cli.db') };
+    await expect(cli(env, 'tokens', 'create', '--site', 'nope', '--json')).rejects.toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('site was not found') });
+    const site = JSON.parse((await cli(env, 'sites', 'create', '--name', 'A', '--domain', 'a.test', '--json')).stdout);
+    await expect(cli(env, 'tokens', 'create', '--site', site.id, '--scopes', 'contents.veiw', '--json')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('contents.veiw') });
+  });
+});
+
+describe('the server process', () => {
+  it('starts on an empty data dir, prints a working token once, serves the API, and stops cleanly on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const env = { ...process.env, CAIRN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: '' };
+    const start = () => spawn(process.execPath, [path.join(root, 'dist/server.js')], { env, cwd: root });
+    const server = start();
+    let out = '';
+    server.stdout.on('data', (c) => (out += c));
+    server.stderr.on('data', (c) => (out += c));
+    const token = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no token printed: ${out}`)), 15_000);
+      const check = setInterval(async () => {
+        const m = /cairn_[0-9a-f]{32}_[A-Za-z0-9_-]{43}/.exec(out);
+        if (!m) return;
+        try {
+          await fetch(`http://127.0.0.1:${port}/health`);
+          clearInterval(check);
+          clearTimeout(timer);
+          resolve(m[0]);
+        } catch { /* not listening yet */ }
+      }, 100);
+    });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.data).toHaveLength(1);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+
+    const exit = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    expect(await exit).toBe(0);
+
+    // A second start on the same data prints no new token.
+    const again = start();
+    let out2 = '';
+    again.stdout.on('data', (c) => (out2 += c));
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 50; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break;
+      } catch { await new Promise((r) => setTimeout(r, 100)); }
+    }
+    const exit2 = new Promise<number | null>((resolve) => again.on('exit', (code) => resolve(code)));
+    again.kill('SIGTERM');
+    expect(await exit2).toBe(0);
+    expect(out2).not.toMatch(/cairn_[0-9a-f]{32}/);
+  }, 40_000);
+});

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createSiteWithToken, createTokenFor, type TestContext } from '../helpers/app.js';
+import { client, expectErrorShape } from '../helpers/http.js';
+
+const LIMIT = 5;
+
+describe('rate limiting (decisions G11), in memory', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await buildTestApp({ rateLimit: { max: LIMIT, publicMax: 3, windowMs: 60_000 }, redisUrl: null });
+  });
+  afterAll(() => ctx.close());
+
+  it('sends RateLimit headers on every answer and a 429 with Retry-After past the limit', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const api = client(ctx.app, site.token);
+    for (let i = 1; i <= LIMIT; i++) {
+      const res = await api.get('/v1/sites');
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe(String(LIMIT));
+      expect(res.headers['ratelimit-remaining']).toBe(String(LIMIT - i));
+      expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0);
+    }
+    const limited = await api.get('/v1/sites');
+    expect(limited.status).toBe(429);
+    expectErrorShape(limited.body, 429, 'RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  it('counts per token: another token of the same site has its own budget', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const other = await createTokenFor(ctx.app, site.siteId);
+    const api = client(ctx.app, site.token);
+    for (let i = 0; i < LIMIT; i++) await api.get('/v1/site/info');
+    expect((await api.get('/v1/site/info')).status).toBe(429);
+    expect((await client(ctx.app, other.token).get('/v1/site/info')).status).toBe(200);
+  });
+
+  it('counts requests without a token per client address, and 401s carry the headers', async () => {
+    const ip = '203.0.113.7';
+    let last;
+    for (let i = 0; i < 3; i++) {
+      last = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip });
+      expect(last.statusCode).toBe(401);
+      expect(last.headers['ratelimit-limit']).toBe('3');
+    }
+    const limited = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip });
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const elsewhere = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: '203.0.113.8' });
+    expect(elsewhere.statusCode).toBe(401);
+  });
+});
+
+// With REDIS_URL (CI sets it for the PostgreSQL run), two instances share one counter.
+describe.skipIf(!process.env.REDIS_URL)('rate limiting with Redis across instances', () => {
+  let one: TestContext;
+  let two: TestContext;
+  beforeAll(async () => {
+    const rateLimit = { max: 4, publicMax: 4, windowMs: 60_000 };
+    one = await buildTestApp({ rateLimit, redisUrl: process.env.REDIS_URL! });
+    two = await buildTestApp({ rateLimit, redisUrl: process.env.REDIS_URL! });
+  });
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+  });
+
+  it('shares the counters of a token between two app instances', async () => {
+    // Same token on both instances: the site lives in instance one's database, but the limiter
+    // runs before authentication, so instance two counts the token too (its answer is a 401).
+    const site = await createSiteWithToken(one.app, { name: `Redis ${randomUUID()}` });
+    const a = client(one.app, site.token);
+    const b = client(two.app, site.token);
+    expect((await a.get('/v1/sites')).headers['ratelimit-remaining']).toBe('3');
+    expect((await b.get('/v1/sites')).headers['ratelimit-remaining']).toBe('2');
+    expect((await a.get('/v1/sites')).headers['ratelimit-remaining']).toBe('1');
+    expect((await b.get('/v1/sites')).headers['ratelimit-remaining']).toBe('0');
+    const limited = await a.get('/v1/sites');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+});
