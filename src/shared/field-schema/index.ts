@@ -1,0 +1,30 @@
+// Cairn field-schema engine: validation of field definitions (schemas) and of data against them.
+// Used by categories (structured content), contents (customData), site blocks and single types.
+export {
+  FIELD_TYPES,
+  MAX_FIELDS_PER_LEVEL,
+  MAX_NESTING_LEVELS,
+  MAX_ISSUES,
+  DEFAULT_MAX_STRING_LENGTH,
+  MAX_OPTIONS,
+} from './types.js';
+export type { FieldType, FieldIssue, FieldDefinition, FieldOption } from './types.js';
+export { validateFieldSchema } from './definition.js';
+export { validateFieldData } from './data.js';
+export { normalizeFieldSchema } from './normalize.js';
+export { isValidColor, isValidDate, isValidDateTime, isValidEmail, isValidUrl } from './formats.js';
+
+import type { FieldDefinition } from './types.js';
+
+/**
+ * Given a chain of ancestors' (schemaSource, schema) from nearest to farthest, return the effective
+ * schema: the first with schemaSource 'own' and a non-empty schema, else null.
+ */
+export function effectiveSchema(
+  chain: Array<{ schemaSource: 'own' | 'inherit'; schema: FieldDefinition[] | null }>,
+): FieldDefinition[] | null {
+  for (const link of chain) {
+    if (link.schemaSource === 'own' && Array.isArray(link.schema) && link.schema.length > 0) return link.schema;
+  }
+  return null;
+}
