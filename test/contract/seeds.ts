@@ -1,4 +1,5 @@
 import type { Client } from '../helpers/http.js';
+import { tagSeeds } from './seeds/tags.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -13,7 +14,9 @@ export interface Seeded {
 }
 export type Seed = (api: Client, route: { method: string; url: string }) => Promise<Seeded>;
 
-export const SEEDS: Record<string, Seed> = {};
+export const SEEDS: Record<string, Seed> = {
+  ...tagSeeds,
+};
 
 export function seedFor(url: string): Seed | undefined {
   if (SEEDS[url]) return SEEDS[url];

@@ -98,7 +98,7 @@ describe('the server process', () => {
     });
     const res = await fetch(`http://127.0.0.1:${port}/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.data).toHaveLength(1);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 

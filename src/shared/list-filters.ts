@@ -1,0 +1,56 @@
+import { Type } from 'typebox';
+import type { SelectQueryBuilder } from 'kysely';
+import type { DialectName } from '../db/connect.js';
+import { containsText } from '../db/dialect.js';
+import { dateBound } from './pagination.js';
+import { Locale } from './schemas.js';
+
+/**
+ * The filters most lists share (decisions G6, G7): search, slug, slugs[], ids[], excludeIds[],
+ * locale, translationGroup, dateFrom/dateTo. Schemas and SQL side by side so they cannot drift.
+ */
+export const CommonFilters = {
+  search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive text search' })),
+  slug: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  slugs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'Any of these slugs (`slugs[]=a&slugs[]=b`)' })),
+  ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description: 'Any of these ids (`ids[]=1&ids[]=2`)' })),
+  excludeIds: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description: 'None of these ids' })),
+  locale: Type.Optional(Locale),
+  translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Members of this translation group' })),
+};
+
+export interface CommonFilterValues {
+  search?: string;
+  slug?: string;
+  slugs?: string[];
+  ids?: number[];
+  excludeIds?: number[];
+  locale?: string;
+  translationGroup?: string;
+  dateFrom?: string;
+  dateTo?: string;
+}
+
+export function applyCommonFilters<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  dialect: DialectName,
+  f: CommonFilterValues,
+  searchColumns: readonly string[],
+): SelectQueryBuilder<DB, TB, O> {
+  let q = qb as SelectQueryBuilder<any, any, O>;
+  if (f.search) q = q.where(containsText(dialect, searchColumns, f.search));
+  if (f.slug) q = q.where('slug', '=', f.slug);
+  if (f.slugs?.length) q = q.where('slug', 'in', f.slugs);
+  if (f.ids?.length) q = q.where('id', 'in', f.ids);
+  if (f.excludeIds?.length) q = q.where('id', 'not in', f.excludeIds);
+  if (f.locale) q = q.where('locale', '=', f.locale);
+  if (f.translationGroup) q = q.where('translation_group', '=', f.translationGroup);
+  if (f.dateFrom) q = q.where('created_at', '>=', dateBound(f.dateFrom, false));
+  if (f.dateTo) q = q.where('created_at', '<=', dateBound(f.dateTo, true));
+  return q as SelectQueryBuilder<DB, TB, O>;
+}
+
+/** `created_at` etc. from the API's sort names; the schema has already refused unknown ones. */
+export function sortColumn(sortBy: string | undefined, fallback: string): string {
+  return sortBy ?? fallback;
+}
