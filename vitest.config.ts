@@ -7,6 +7,5 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     reporters: ['default'],
-    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -1,5 +1,6 @@
 import type { Client } from '../helpers/http.js';
 import { tagSeeds } from './seeds/tags.js';
+import { categorySeeds } from './seeds/categories.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -16,6 +17,7 @@ export type Seed = (api: Client, route: { method: string; url: string }) => Prom
 
 export const SEEDS: Record<string, Seed> = {
   ...tagSeeds,
+  ...categorySeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

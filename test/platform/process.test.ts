@@ -1,10 +1,10 @@
-import { spawn, execFile } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The service as a user runs it: the built CLI (`bin/cairn.js`, what `npx cairn` runs) and the
@@ -13,6 +13,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];
+// Build dist/ first, as `npm ci` (prepare) and `npm start` (prestart) do.
+beforeAll(() => {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}, 60_000);
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function tempDir(): string {

@@ -1,0 +1,140 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { AutoId, Executor, Json, Timestamp } from '../../db/types.js';
+import type { DialectName } from '../../db/connect.js';
+import { applyCommonFilters, type CommonFilterValues } from '../../shared/list-filters.js';
+import { paginate, type ListQuery } from '../../shared/pagination.js';
+
+export interface CategoriesTable {
+  id: AutoId;
+  site_id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  image: string | null;
+  parent_id: number | null;
+  locale: string;
+  translation_group: string;
+  sitemap_priority: number | null;
+  sitemap_changefreq: string | null;
+  content_mode: 'standard' | 'structured';
+  schema: Json<unknown[]> | null;
+  schema_source: 'own' | 'inherit';
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    categories: CategoriesTable;
+  }
+}
+
+export type CategoryRow = Selectable<CategoriesTable>;
+
+export function findCategory(db: Executor, siteId: string, id: number) {
+  return db.selectFrom('categories').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+}
+
+export function findCategories(db: Executor, siteId: string, ids: number[]) {
+  if (!ids.length) return Promise.resolve([] as CategoryRow[]);
+  return db.selectFrom('categories').selectAll().where('site_id', '=', siteId).where('id', 'in', ids).execute();
+}
+
+export interface CategoryFilters extends ListQuery, CommonFilterValues {
+  parentId?: number | 'null';
+  isRoot?: boolean;
+  includeChildren?: boolean;
+}
+
+export async function listCategories(db: Executor, dialect: DialectName, siteId: string, query: CategoryFilters) {
+  let base = applyCommonFilters(db.selectFrom('categories').selectAll().where('site_id', '=', siteId), dialect, query, ['name', 'slug', 'description']);
+  if (query.isRoot === true || query.parentId === 'null') base = base.where('parent_id', 'is', null);
+  if (query.isRoot === false) base = base.where('parent_id', 'is not', null);
+  if (typeof query.parentId === 'number') {
+    if (query.includeChildren) {
+      const ids = await descendantIds(db, siteId, query.parentId);
+      base = ids.length ? base.where('id', 'in', ids) : base.where('id', '=', -1);
+    } else base = base.where('parent_id', '=', query.parentId);
+  }
+  const column = (query.sortBy ?? 'created_at') as 'created_at' | 'updated_at' | 'name' | 'slug';
+  const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
+  return paginate(base, query, (qb) => qb.orderBy(column, order).orderBy('id', order));
+}
+
+/** Every descendant of a category, at any depth (one recursive query). */
+export async function descendantIds(db: Executor, siteId: string, id: number): Promise<number[]> {
+  const rows = await db
+    .withRecursive('sub(id)', (qc) =>
+      qc.selectFrom('categories').select('id').where('site_id', '=', siteId).where('parent_id', '=', id)
+        .unionAll(qc.selectFrom('categories as c').innerJoin('sub', 'sub.id', 'c.parent_id').select('c.id').where('c.site_id', '=', siteId)),
+    )
+    .selectFrom('sub').select('id').execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** The ancestors of a category, nearest first (one recursive query; stops at 100 levels, so a corrupt cycle cannot loop). */
+export async function ancestors(db: Executor, siteId: string, parentId: number | null): Promise<CategoryRow[]> {
+  if (parentId === null) return [];
+  const rows = await db
+    .withRecursive('chain(id, parent_id, depth)', (qc) =>
+      qc.selectFrom('categories').select(['id', 'parent_id', sql<number>`0`.as('depth')]).where('site_id', '=', siteId).where('id', '=', parentId)
+        .unionAll(
+          qc.selectFrom('categories as c').innerJoin('chain', 'chain.parent_id', 'c.id')
+            .select(['c.id', 'c.parent_id', sql<number>`chain.depth + 1`.as('depth')])
+            .where('c.site_id', '=', siteId).where('chain.depth', '<', 100),
+        ),
+    )
+    .selectFrom('chain').innerJoin('categories', 'categories.id', 'chain.id').selectAll('categories').orderBy('chain.depth', 'asc').execute();
+  return rows as CategoryRow[];
+}
+
+export function treeRows(db: Executor, siteId: string, locale?: string) {
+  let q = db.selectFrom('categories').select(['id', 'name', 'slug', 'parent_id', 'locale']).where('site_id', '=', siteId);
+  if (locale) q = q.where('locale', '=', locale);
+  return q.orderBy('name', 'asc').orderBy('id', 'asc').execute();
+}
+
+export async function slugsLike(db: Executor, siteId: string, locale: string, base: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('categories').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
+    .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+  return new Set(rows.map((r) => r.slug));
+}
+
+export async function slugTaken(db: Executor, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
+  let q = db.selectFrom('categories').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export function findInGroup(db: Executor, siteId: string, group: string, locale: string) {
+  return db.selectFrom('categories').select(['id']).where('site_id', '=', siteId).where('translation_group', '=', group).where('locale', '=', locale).executeTakeFirst();
+}
+
+export async function insertCategory(db: Executor, row: Insertable<CategoriesTable>): Promise<number> {
+  const { id } = await db.insertInto('categories').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(id);
+}
+
+export function updateCategory(db: Executor, siteId: string, id: number, patch: Updateable<CategoriesTable>) {
+  return db.updateTable('categories').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
+}
+
+export function reparentChildren(db: Executor, siteId: string, id: number, newParent: number | null) {
+  return db.updateTable('categories').set({ parent_id: newParent }).where('site_id', '=', siteId).where('parent_id', '=', id).execute();
+}
+
+export function deleteCategory(db: Executor, siteId: string, id: number) {
+  return db.deleteFrom('categories').where('site_id', '=', siteId).where('id', '=', id).execute();
+}
+
+/**
+ * Contents per category, and a category's contents. The content-category links arrive with the
+ * contents module (issue 4); until then no content exists, so counts are truly 0 and lists empty.
+ */
+export async function contentCounts(_db: Executor, _siteId: string, ids: number[]): Promise<Map<number, number>> {
+  return new Map(ids.map((id) => [id, 0]));
+}
+
+export async function categoryContents(_db: Executor, _siteId: string, _id: number, _page: { page: number; limit: number }) {
+  return { rows: [] as Array<{ id: number; title: string; slug: string; status: string }>, total: 0 };
+}
