@@ -86,6 +86,7 @@ function openPostgres(url: string, options: ConnectOptions): Database {
     max: 10,
     idleTimeoutMillis: 30_000,
     statement_timeout: 30_000,
+    application_name: options.pgSchema ? `cairn:${options.pgSchema}` : 'cairn',
     options: sessionOptions.join(' '),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {

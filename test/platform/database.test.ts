@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../helpers/app.js';
+import { client } from '../helpers/http.js';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await buildTestApp();
+});
+afterAll(() => ctx.close());
+
+describe('database operations', () => {
+  it('answers /health with the database it checked', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok', database: TEST_DIALECT });
+  });
+
+  it.skipIf(TEST_DIALECT !== 'sqlite')('runs SQLite with foreign keys on', async () => {
+    const { rows } = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(ctx.app.database.db);
+    expect(rows[0]!.foreign_keys).toBe(1);
+  });
+
+  it.skipIf(TEST_DIALECT !== 'postgres')('survives PostgreSQL dropping its connections', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const api = client(ctx.app, site.token);
+    expect((await api.get('/v1/sites')).status).toBe(200);
+    const schema = ctx.config.pgSchema!;
+    // Kill every session of this app from the outside, as a failover or an idle timeout would.
+    const { Client } = (await import('pg')).default;
+    const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, [`cairn:${schema}`]);
+    await admin.end();
+    expect(killed.rowCount).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await api.get('/v1/sites')).status).toBe(200);
+    expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  });
+
+  it('rolls back a failed multi-row change completely', async () => {
+    const db = ctx.app.database.db;
+    const site = await createSiteWithToken(ctx.app);
+    await expect(db.transaction().execute(async (tx) => {
+      await tx.updateTable('sites').set({ name: 'Changed in a transaction' }).where('id', '=', site.siteId).execute();
+      throw new Error('boom');
+    })).rejects.toThrow('boom');
+    const row = await db.selectFrom('sites').select('name').where('id', '=', site.siteId).executeTakeFirstOrThrow();
+    expect(row.name).not.toBe('Changed in a transaction');
+  });
+});
