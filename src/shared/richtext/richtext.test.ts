@@ -313,9 +313,19 @@ describe('validateDoc', () => {
 
   it('refuses unknown node and mark types', () => {
     expect(issuePaths(doc(p(t('a')), { type: 'video', attrs: { src: 'x' } }))).toEqual(['body.content[1].type']);
-    expect(issuePaths(doc(p({ type: 'text', text: 'a', marks: [{ type: 'underline' }] })))).toEqual([
+    expect(issuePaths(doc(p({ type: 'text', text: 'a', marks: [{ type: 'highlight' }] })))).toEqual([
       'body.content[0].content[0].marks[0].type',
     ]);
+  });
+
+  it('accepts TipTap StarterKit\'s underline mark: <u> in HTML, plain text in markdown', () => {
+    const r = validateDoc(doc(p(t('plain '), { type: 'text', text: 'under', marks: [{ type: 'underline' }] })));
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      const out = renderDoc(r.doc);
+      expect(out.html).toBe('<p>plain <u>under</u></p>');
+      expect(out.markdown.trim()).toBe('plain under');
+    }
   });
 
   it('refuses text directly in doc, and a listItem directly in doc', () => {

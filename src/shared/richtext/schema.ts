@@ -81,6 +81,8 @@ const marks: Record<string, MarkSpec> = {
   bold: {},
   italic: {},
   strike: {},
+  // TipTap v3's StarterKit ships Underline, so editor documents may carry it.
+  underline: {},
   code: {},
 };
 

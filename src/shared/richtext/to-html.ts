@@ -53,6 +53,8 @@ function openTag(m: RTMark): string {
       return '<em>';
     case 'strike':
       return '<s>';
+    case 'underline':
+      return '<u>';
     case 'code':
       return '<code>';
     case 'link': {
@@ -72,6 +74,8 @@ function closeTag(m: RTMark): string {
       return '</em>';
     case 'strike':
       return '</s>';
+    case 'underline':
+      return '</u>';
     case 'code':
       return '</code>';
     case 'link':
@@ -81,7 +85,7 @@ function closeTag(m: RTMark): string {
   }
 }
 
-const RENDERED_MARKS = new Set(['bold', 'italic', 'strike', 'code', 'link']);
+const RENDERED_MARKS = new Set(['bold', 'italic', 'strike', 'underline', 'code', 'link']);
 
 /** Marks of a node that are rendered (known types, links with a safe href). */
 function renderedMarks(n: RTNode): readonly RTMark[] {
@@ -193,7 +197,7 @@ function blockHtml(n: RTNode): string {
 const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
     'p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'hr', 'br',
-    'img', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'strong', 'em', 's', 'a',
+    'img', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'strong', 'em', 's', 'u', 'a',
   ],
   allowedAttributes: {
     a: ['href', 'target', 'rel'],

@@ -37,7 +37,7 @@ export interface RTNode {
 export const MAX_DEPTH = 50;
 
 /** Canonical mark order (also the order used for `marks` arrays in documents we produce). */
-export const MARK_ORDER = ['link', 'bold', 'italic', 'strike', 'code'] as const;
+export const MARK_ORDER = ['link', 'bold', 'italic', 'strike', 'underline', 'code'] as const;
 
 export const BLOCK_TYPES = new Set([
   'paragraph',

@@ -18,7 +18,7 @@ const MAX_ISSUES = 50;
 const MAX_LANGUAGE_LENGTH = 100;
 
 const KNOWN_NODE_TYPES = ALL_NODE_TYPES;
-const KNOWN_MARK_TYPES = new Set(['bold', 'italic', 'strike', 'code', 'link']);
+const KNOWN_MARK_TYPES = new Set(['bold', 'italic', 'strike', 'underline', 'code', 'link']);
 
 const BLOCK_LIST = 'a block node (paragraph, heading, bulletList, orderedList, blockquote, codeBlock, horizontalRule, image, table)';
 
