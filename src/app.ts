@@ -11,7 +11,7 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
-import { registerValidation } from './plugins/validation.js';
+import { buildValidator } from './plugins/validation.js';
 import { ErrorBodySchema } from './shared/schemas.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
@@ -66,6 +66,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
     routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
     return503OnClosing: true,
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -82,7 +83,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.decorate('database', database);
   app.addSchema(ErrorBodySchema);
   registerErrorHandling(app);
-  registerValidation(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
