@@ -2,7 +2,8 @@ import type { AppModule } from './types.js';
 import { sitesModule } from './sites/sites.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { tagsModule } from './tags/tags.routes.js';
+import { variablesModule } from './variables/variables.routes.js';
 import { categoriesModule } from './categories/categories.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule];
+export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule];

@@ -1,5 +1,6 @@
 import type { Client } from '../helpers/http.js';
 import { tagSeeds } from './seeds/tags.js';
+import { variableSeeds } from './seeds/variables.js';
 import { categorySeeds } from './seeds/categories.js';
 
 /**
@@ -17,6 +18,7 @@ export type Seed = (api: Client, route: { method: string; url: string }) => Prom
 
 export const SEEDS: Record<string, Seed> = {
   ...tagSeeds,
+  ...variableSeeds,
   ...categorySeeds,
 };
 
