@@ -4,6 +4,7 @@ import { notificationsModule } from './notifications/notifications.routes.js';
 import { tagsModule } from './tags/tags.routes.js';
 import { variablesModule } from './variables/variables.routes.js';
 import { categoriesModule } from './categories/categories.routes.js';
+import { singleTypesModule } from './single-types/single-types.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule];
+export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule];

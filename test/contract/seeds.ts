@@ -2,6 +2,7 @@ import type { Client } from '../helpers/http.js';
 import { tagSeeds } from './seeds/tags.js';
 import { variableSeeds } from './seeds/variables.js';
 import { categorySeeds } from './seeds/categories.js';
+import { singleTypeSeeds } from './seeds/single-types.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -20,6 +21,7 @@ export const SEEDS: Record<string, Seed> = {
   ...tagSeeds,
   ...variableSeeds,
   ...categorySeeds,
+  ...singleTypeSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

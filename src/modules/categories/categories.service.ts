@@ -5,7 +5,7 @@ import { now, parseJson, toJson } from '../../db/json.js';
 import { invalid, issuesError, notFound } from '../../shared/errors.js';
 import { nextFreeSlug, slugify } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
-import { effectiveSchema, normalizeFieldSchema, validateFieldSchema, type FieldDefinition } from '../../shared/field-schema/index.js';
+import { effectiveSchema, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
 import { assertLocaleFree, copyTargetLocale, groupMembers, newTranslationGroup, translationStatus } from '../../shared/translations/index.js';
 import * as repo from './categories.repository.js';
@@ -43,11 +43,9 @@ async function getRow(db: Executor, siteId: string, id: number): Promise<Categor
 
 /** `[...]` or `{ fields: [...] }` → validated, normalised definitions (422 SCHEMA_INVALID with paths). */
 function parseSchemaInput(input: unknown): FieldDefinition[] | null {
-  if (input === null || input === undefined) return null;
-  const list = Array.isArray(input) ? input : (input as { fields: unknown[] }).fields;
-  const issues = validateFieldSchema(list, 'schema');
-  if (issues.length) throw issuesError('SCHEMA_INVALID', issues);
-  return normalizeFieldSchema(list as FieldDefinition[]);
+  const parsed = fieldSchemaFromInput(input);
+  if (!parsed.ok) throw issuesError('SCHEMA_INVALID', parsed.issues);
+  return parsed.schema;
 }
 
 /**

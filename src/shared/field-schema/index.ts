@@ -14,7 +14,9 @@ export { validateFieldData } from './data.js';
 export { normalizeFieldSchema } from './normalize.js';
 export { isValidColor, isValidDate, isValidDateTime, isValidEmail, isValidUrl } from './formats.js';
 
-import type { FieldDefinition } from './types.js';
+import type { FieldDefinition, FieldIssue } from './types.js';
+import { validateFieldSchema } from './definition.js';
+import { normalizeFieldSchema } from './normalize.js';
 
 /**
  * Given a chain of ancestors' (schemaSource, schema) from nearest to farthest, return the effective
@@ -27,4 +29,16 @@ export function effectiveSchema(
     if (link.schemaSource === 'own' && Array.isArray(link.schema) && link.schema.length > 0) return link.schema;
   }
   return null;
+}
+
+/**
+ * A field schema as an API body sends it: `[...]` or `{ fields: [...] }` (or null). Returns the
+ * validated, normalised definitions, or the issues (paths like `schema[0].type`).
+ */
+export function fieldSchemaFromInput(input: unknown, basePath = 'schema'): { ok: true; schema: FieldDefinition[] | null } | { ok: false; issues: FieldIssue[] } {
+  if (input === null || input === undefined) return { ok: true, schema: null };
+  const list = Array.isArray(input) ? input : (input as { fields?: unknown }).fields;
+  const issues = validateFieldSchema(list, basePath);
+  if (issues.length) return { ok: false, issues };
+  return { ok: true, schema: normalizeFieldSchema(list as FieldDefinition[]) };
 }

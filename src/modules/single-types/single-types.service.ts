@@ -1,0 +1,151 @@
+import type { Static } from 'typebox';
+import type { Db, Executor } from '../../db/types.js';
+import type { DialectName } from '../../db/connect.js';
+import { now, parseJson, toJson } from '../../db/json.js';
+import { invalid, issuesError, notFound } from '../../shared/errors.js';
+import { validateFieldData, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
+import { canonicalLocale } from '../../shared/locales.js';
+import { pageMeta } from '../../shared/pagination.js';
+import { richTextFromInput, type RenderedRichText } from '../../shared/richtext/index.js';
+import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
+import * as repo from './single-types.repository.js';
+import type { SingleType, SingleTypeCreate, SingleTypeListQuery, SingleTypeUpdate } from './single-types.schemas.js';
+
+type SingleTypeRow = repo.SingleTypeRow;
+type SingleTypeOut = Static<typeof SingleType>;
+
+/** Reads return what was stored on write: the document and its HTML are never rendered here. */
+function toSingleType(r: SingleTypeRow): SingleTypeOut {
+  return {
+    slug: r.slug, name: r.name, description: r.description, locale: r.locale,
+    data: parseJson<Record<string, unknown>>(r.data, {}),
+    schema: parseJson<SingleTypeOut['schema']>(r.schema, null),
+    body: parseJson<SingleTypeOut['body']>(r.body, null),
+    bodyHtml: r.body_html,
+    meta: { metaTitle: r.meta_title, metaDescription: r.meta_description },
+    createdAt: r.created_at, updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * The locale a read, update or delete addresses: the site's default when omitted. A locale that
+ * is not (or no longer) enabled is not refused here: the record is simply looked up, so that
+ * records left in a disabled locale can still be read and deleted.
+ */
+async function addressedLocale(db: Executor, siteId: string, input: string | undefined): Promise<string> {
+  if (input === undefined || input === '') return (await getSiteLocales(db, siteId)).defaultLocale;
+  const canonical = canonicalLocale(input);
+  if (!canonical) throw invalid('LOCALE_INVALID', 'locale');
+  return canonical;
+}
+
+async function getRow(db: Executor, siteId: string, locale: string, slug: string): Promise<SingleTypeRow> {
+  const row = await repo.findSingleType(db, siteId, locale, slug);
+  if (!row) throw notFound('single type');
+  return row;
+}
+
+/** `[...]` or `{ fields: [...] }` -> validated, normalised definitions (422 SCHEMA_INVALID with paths like `schema[0].type`). */
+function parseSchemaInput(input: unknown): FieldDefinition[] | null {
+  const parsed = fieldSchemaFromInput(input);
+  if (!parsed.ok) throw issuesError('SCHEMA_INVALID', parsed.issues);
+  return parsed.schema;
+}
+
+/** 422 DATA_INVALID with paths like `data.title` when the data does not match the schema. */
+function checkData(schema: FieldDefinition[] | null, data: Record<string, unknown>): void {
+  if (!schema) return;
+  const issues = validateFieldData(schema, data, 'data');
+  if (issues.length) throw issuesError('DATA_INVALID', issues);
+}
+
+/** `body` or `bodyMarkdown` -> the rendered body; null when neither is given (422 BODY_INVALID when invalid). */
+function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }): RenderedRichText | null {
+  const rich = richTextFromInput(input);
+  if (rich && !rich.ok) throw issuesError('BODY_INVALID', rich.issues);
+  return rich ? rich.value : null;
+}
+
+function trimmedName(name: string): string {
+  const out = name.trim();
+  if (!out) throw invalid('VALIDATION_FAILED', 'name', 'must not be empty');
+  return out;
+}
+
+export async function listSingleTypes(db: Executor, dialect: DialectName, siteId: string, query: Static<typeof SingleTypeListQuery>) {
+  const locale = query.locale === undefined ? undefined : (canonicalLocale(query.locale) ?? query.locale);
+  const { rows, total } = await repo.listSingleTypes(db, dialect, siteId, { ...query, locale });
+  return {
+    data: rows.map((r) => ({ slug: r.slug, name: r.name, locale: r.locale, createdAt: r.created_at, updatedAt: r.updated_at })),
+    meta: pageMeta(total, query.page, query.limit),
+  };
+}
+
+export async function getSingleType(db: Executor, siteId: string, slug: string, locale: string | undefined) {
+  return toSingleType(await getRow(db, siteId, await addressedLocale(db, siteId, locale), slug));
+}
+
+export async function createSingleType(db: Db, siteId: string, input: Static<typeof SingleTypeCreate>) {
+  const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
+  const name = trimmedName(input.name);
+  const rendered = renderBody(input);
+  if (input.data === undefined && !rendered) {
+    throw invalid('VALIDATION_FAILED', 'data', 'is required unless body or bodyMarkdown is given');
+  }
+  const data = (input.data ?? {}) as Record<string, unknown>;
+  const schema = parseSchemaInput(input.schema);
+  checkData(schema, data);
+  return db.transaction().execute(async (tx) => {
+    if (await repo.findSingleType(tx, siteId, locale, input.slug)) {
+      throw invalid('SLUG_TAKEN', 'slug', `The slug "${input.slug}" is already used in ${locale}.`);
+    }
+    const at = now();
+    await repo.insertSingleType(tx, {
+      site_id: siteId, slug: input.slug, name, description: input.description ?? null, locale,
+      data: toJson(data), schema: schema ? toJson(schema) : null,
+      body: rendered ? toJson(rendered.doc) : null, body_html: rendered ? rendered.html : '',
+      meta_title: input.meta?.metaTitle ?? null, meta_description: input.meta?.metaDescription ?? null,
+      created_at: at, updated_at: at,
+    });
+    return toSingleType(await getRow(tx, siteId, locale, input.slug));
+  });
+}
+
+/**
+ * Partial update. The slug is permanent (the same slug is accepted). When the schema or the data
+ * changes, the resulting data is validated against the resulting schema; a null schema stops
+ * validation. `body: null` (or `bodyMarkdown: null`) without the other clears the body.
+ */
+export async function updateSingleType(db: Db, siteId: string, slug: string, localeInput: string | undefined, input: Static<typeof SingleTypeUpdate>) {
+  const locale = await addressedLocale(db, siteId, localeInput);
+  return db.transaction().execute(async (tx) => {
+    const row = await getRow(tx, siteId, locale, slug);
+    if (input.slug !== undefined && input.slug !== row.slug) {
+      throw invalid('VALIDATION_FAILED', 'slug', 'The slug of a single type cannot change');
+    }
+    const name = input.name === undefined ? undefined : trimmedName(input.name);
+    const schemaGiven = input.schema !== undefined;
+    const schema = schemaGiven ? parseSchemaInput(input.schema) : parseJson<FieldDefinition[] | null>(row.schema, null);
+    const data = (input.data ?? parseJson<Record<string, unknown>>(row.data, {})) as Record<string, unknown>;
+    if (schemaGiven || input.data !== undefined) checkData(schema, data);
+    const bodyGiven = input.body !== undefined || input.bodyMarkdown !== undefined;
+    const rendered = bodyGiven ? renderBody(input) : null;
+    await repo.updateSingleType(tx, siteId, Number(row.id), {
+      name,
+      description: input.description,
+      data: input.data !== undefined ? toJson(data) : undefined,
+      schema: schemaGiven ? (schema ? toJson(schema) : null) : undefined,
+      body: bodyGiven ? (rendered ? toJson(rendered.doc) : null) : undefined,
+      body_html: bodyGiven ? (rendered ? rendered.html : '') : undefined,
+      meta_title: input.meta?.metaTitle,
+      meta_description: input.meta?.metaDescription,
+      updated_at: now(),
+    });
+    return toSingleType(await getRow(tx, siteId, locale, slug));
+  });
+}
+
+export async function deleteSingleType(db: Db, siteId: string, slug: string, localeInput: string | undefined) {
+  const locale = await addressedLocale(db, siteId, localeInput);
+  if (!(await repo.deleteSingleType(db, siteId, locale, slug))) throw notFound('single type');
+}
