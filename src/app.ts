@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import querystring from 'node:querystring';
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { registerErrorHandling, registerJsonParser, toErrorBody } from './plugins/errors.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -64,7 +64,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
-    routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
+    // Slugs are up to 500 characters, percent-encoded up to three times as long.
+    routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Errors the router raises before any route runs (bad URL, overlong parameter) get the one error body too.
+    frameworkErrors: (error, _request, reply) => {
+      const out = toErrorBody(error as never);
+      void (reply as unknown as FastifyReply).code(out.statusCode).send(out);
+    },
     return503OnClosing: true,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     forceCloseConnections: 'idle',
@@ -83,6 +89,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.decorate('database', database);
   app.addSchema(ErrorBodySchema);
   registerErrorHandling(app);
+  registerJsonParser(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -76,3 +76,28 @@ describe('error bodies (decisions G3)', () => {
     expect(String(res2.headers['x-request-id'])).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe('input the databases cannot hold alike', () => {
+  it('refuses NUL characters in any JSON string with 422 on both databases', async () => {
+    const res = await client(ctx.app, token).put('/v1/site/settings', { description: 'before\u0000after' });
+    expect(res.status).toBe(422);
+    expectErrorShape(res.body, 422, 'VALIDATION_FAILED');
+    expect(String((await client(ctx.app, token).get('/v1/site/settings')).body.description)).not.toContain('\u0000');
+    // A literal backslash-u sequence in text is fine.
+    const ok = await client(ctx.app, token).put('/v1/site/settings', { description: 'escape \\u0000 shown literally' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.description).toBe('escape \\u0000 shown literally');
+  });
+
+  it('answers an overlong path parameter with the error body, not the router\'s own', async () => {
+    const res = await client(ctx.app, token).get(`/v1/tags/${'9'.repeat(3000)}`);
+    expect([404, 414, 422]).toContain(res.status);
+    expectErrorShape(res.body, res.status);
+  });
+
+  it('prototype-poisoning keys in a body are refused, never merged', async () => {
+    const res = await client(ctx.app, token).call('PUT', '/v1/site/settings', '{"name":"x","__proto__":{"isAdmin":true}}', { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    expectErrorShape(res.body, 400);
+  });
+});
