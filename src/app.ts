@@ -15,6 +15,7 @@ import { buildValidator } from './plugins/validation.js';
 import { ErrorBodySchema } from './shared/schemas.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
+import { Worker } from './jobs/worker.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -22,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every /v1 route with its scope: the OpenAPI document and the contract tests read it. */
     routeTable: RouteInfo[];
+    /** The in-process worker; tests drive it with worker.runDueJobs() / worker.tick(). */
+    worker: Worker;
   }
 }
 
@@ -114,11 +117,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
   });
 
+  const modules = [...MODULES, ...(options.extraModules ?? [])];
   await app.register(async (v1) => {
-    for (const mod of [...MODULES, ...(options.extraModules ?? [])]) await mod.routes(v1 as App, deps);
+    for (const mod of modules) await mod.routes(v1 as App, deps);
   }, { prefix: '/v1' });
 
+  const worker = new Worker({ db: database.db, dialect: database.dialect, log: app.log }, { pollMs: config.worker.pollMs });
+  for (const mod of modules) mod.jobs?.(worker, deps);
+  app.decorate('worker', worker);
+  if (config.worker.enabled) app.addHook('onReady', async () => worker.start());
+
   app.addHook('onClose', async () => {
+    await worker.stop();
     await redis?.quit().catch(() => undefined);
     // A database handed in by the caller is the caller's to close.
     if (!options.database) await database.close();

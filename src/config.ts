@@ -16,6 +16,8 @@ export interface Config {
   bodyLimit: number;
   /** Test hook: the PostgreSQL schema to use (a fresh one per test file). */
   pgSchema?: string;
+  /** The in-process worker (scheduled publishing, webhook delivery): on by default, polling every pollMs. */
+  worker: { enabled: boolean; pollMs: number };
   /** Print the first-start token (server only; tests and CLI keep it quiet). */
   bootstrapOnEmpty: boolean;
 }
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     allowPrivateNetwork: boolean(env, 'CAIRN_ALLOW_PRIVATE_NETWORK', false),
     bodyLimit: integer(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    worker: { enabled: boolean(env, 'CAIRN_WORKER', true), pollMs: integer(env, 'WORKER_POLL_MS', 1000, 50, 60_000) },
     bootstrapOnEmpty: false,
     ...overrides,
   };

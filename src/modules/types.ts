@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { DialectName } from '../db/connect.js';
 import type { Db } from '../db/types.js';
+import type { Worker } from '../jobs/worker.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -19,4 +20,6 @@ export interface AppModule {
   name: string;
   /** Registers the module's routes; called inside the `/v1` prefix. */
   routes(app: App, deps: ModuleDeps): void | Promise<void>;
+  /** Registers the module's job handlers and periodic tasks with the worker. */
+  jobs?(worker: Worker, deps: ModuleDeps): void;
 }

@@ -34,6 +34,8 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       databaseUrl: pgUrl ?? ':memory:',
       pgSchema: schema,
       rateLimit: { max: 1_000_000, publicMax: 1_000_000, windowMs: 60_000 },
+      // Tests drive the worker themselves (app.worker.runDueJobs / tick) unless they turn it on.
+      worker: { enabled: false, pollMs: 100 },
       ...overrides,
     },
   );

@@ -1,0 +1,97 @@
+import { sql, type Selectable } from 'kysely';
+import type { AutoId, Executor, Json, Timestamp } from '../db/types.js';
+import type { DialectName } from '../db/connect.js';
+
+export interface JobsTable {
+  id: AutoId;
+  site_id: string;
+  type: string;
+  key: string | null;
+  payload: Json<Record<string, unknown>>;
+  run_at: Timestamp;
+  attempts: number;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  failed_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface OutboxEventsTable {
+  id: AutoId;
+  site_id: string;
+  type: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  dispatched_at: Timestamp | null;
+}
+
+declare module '../db/types.js' {
+  interface DB {
+    jobs: JobsTable;
+    outbox_events: OutboxEventsTable;
+  }
+}
+
+export type JobRow = Selectable<JobsTable>;
+
+/** Inserts a job, or replaces the pending job with the same key (rescheduling). */
+export async function upsertJob(db: Executor, job: { siteId: string; type: string; key: string | null; payload: string; runAt: string; at: string }) {
+  const values = {
+    site_id: job.siteId, type: job.type, key: job.key, payload: job.payload, run_at: job.runAt, attempts: 0,
+    locked_until: null, last_error: null, failed_at: null, created_at: job.at,
+  };
+  if (!job.key) return db.insertInto('jobs').values(values).execute();
+  return db.insertInto('jobs').values(values)
+    .onConflict((oc) => oc.columns(['site_id', 'key']).doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null }))
+    .execute();
+}
+
+export function deleteJobByKey(db: Executor, siteId: string, key: string) {
+  return db.deleteFrom('jobs').where('site_id', '=', siteId).where('key', '=', key).execute();
+}
+
+/**
+ * Claims up to `limit` due jobs for `lockMs`: one statement, so two workers never claim the same
+ * job. PostgreSQL skips rows another instance has locked (FOR UPDATE SKIP LOCKED); SQLite has one
+ * writer at a time, so the same UPDATE is atomic there.
+ */
+export async function claimDueJobs(db: Executor, dialect: DialectName, now: string, lockMs: number, limit: number): Promise<JobRow[]> {
+  const lockedUntil = new Date(Date.parse(now) + lockMs).toISOString();
+  if (dialect === 'postgres') {
+    const { rows } = await sql<JobRow>`
+      update jobs set locked_until = ${lockedUntil}, attempts = attempts + 1
+      where id in (
+        select id from jobs
+        where run_at <= ${now} and failed_at is null and (locked_until is null or locked_until < ${now})
+        order by run_at, id limit ${limit}
+        for update skip locked
+      )
+      returning *`.execute(db);
+    return rows;
+  }
+  const { rows } = await sql<JobRow>`
+    update jobs set locked_until = ${lockedUntil}, attempts = attempts + 1
+    where id in (
+      select id from jobs
+      where run_at <= ${now} and failed_at is null and (locked_until is null or locked_until < ${now})
+      order by run_at, id limit ${limit}
+    )
+    returning *`.execute(db);
+  return rows;
+}
+
+export function completeJob(db: Executor, id: number) {
+  return db.deleteFrom('jobs').where('id', '=', id).execute();
+}
+
+export function retryJob(db: Executor, id: number, runAt: string, error: string) {
+  return db.updateTable('jobs').set({ run_at: runAt, locked_until: null, last_error: error.slice(0, 2000) }).where('id', '=', id).execute();
+}
+
+export function failJob(db: Executor, id: number, at: string, error: string) {
+  return db.updateTable('jobs').set({ failed_at: at, locked_until: null, last_error: error.slice(0, 2000) }).where('id', '=', id).execute();
+}
+
+export function insertOutboxEvent(db: Executor, event: { siteId: string; type: string; payload: string; at: string }) {
+  return db.insertInto('outbox_events').values({ site_id: event.siteId, type: event.type, payload: event.payload, created_at: event.at, dispatched_at: null }).execute();
+}
