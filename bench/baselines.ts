@@ -1,0 +1,34 @@
+import type { BenchContext, BenchEndpoint } from './endpoints.js';
+
+/**
+ * A reference server the endpoints are compared with. Each runs in its own child process
+ * (`node <script>`), started with PORT, HOST, DATABASE_URL (the seeded database) and
+ * CAIRN_DATA_DIR in its environment, and gets one "vs <label>" column in the table: the
+ * endpoint's req/s divided by the baseline's.
+ *
+ * Two shapes:
+ * - measured once (no `pathFor`): one fixed request at `path`, shown as its own row at the top;
+ *   every endpoint is compared with that single run (bare node:http).
+ * - measured per endpoint (`pathFor`): the baseline serves its own equivalent of each endpoint
+ *   (e.g. a bare Fastify + SQLite server running the same query) and is measured right after
+ *   that endpoint with the same load; `pathFor` returns null where it has no equivalent, and
+ *   the cell shows "n/a".
+ */
+export interface Baseline {
+  /** Key in the JSON results. */
+  id: string;
+  /** Column header is `vs ${label}`; the once-measured row is named `${label}`. */
+  label: string;
+  /** Script path relative to the repository root, run with the same node binary. */
+  script: string;
+  /** Polled until it answers 2xx before measuring. */
+  readyPath: string;
+  /** Measured-once baselines: the request path. */
+  path?: string;
+  /** Per-endpoint baselines: the equivalent path for this endpoint, or null. */
+  pathFor?: (endpoint: BenchEndpoint, ctx: BenchContext) => string | null;
+}
+
+export const BASELINES: Baseline[] = [
+  { id: 'bareNodeHttp', label: 'bare node:http', script: 'bench/bare-server.mjs', readyPath: '/', path: '/' },
+];

@@ -1,0 +1,210 @@
+/**
+ * `npm run bench`: measures the built service's hot endpoints next to reference servers.
+ *
+ * 1. Seeds a SQLite file in a temp dir (migrations, a site, a token with every scope, then each
+ *    endpoint's seeder) and closes it.
+ * 2. Starts `node dist/server.js` on it, and each baseline (bench/baselines.ts), each in its own
+ *    child process, so the load generator (autocannon, in this process) never shares an event
+ *    loop with a server it measures.
+ * 3. Loads each baseline and endpoint (bench/endpoints.ts) in turn with the same settings, reads
+ *    the server's RSS after each, prints a markdown table and writes bench/results/latest.json.
+ *
+ * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
+ * whose name contains it, case-insensitive; their seeders only). Exit code 1 when the server does
+ * not start or any run had non-2xx responses, connection errors or timeouts.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BASELINES } from './baselines.js';
+import { otherCpuMeter } from './cpu.js';
+import { freePort, rssMb, startChild, stopChild, waitForHttp, type Child } from './children.js';
+import { ENDPOINTS, type BenchContext, type BenchEndpoint } from './endpoints.js';
+import { measure, preflight, type LoadSettings, type Measurement, type Target } from './measure.js';
+import { formatHeader, formatNoiseNotes, formatTable, formatWarnings, machineInfo, type BaselineResult, type BenchReport, type EndpointResult } from './report.js';
+import { seedDatabase } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
+const RESULTS_FILE = path.join(ROOT, 'bench', 'results', 'latest.json');
+
+function positiveNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of seconds, got "${raw}"`);
+  return value;
+}
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+
+/** The request autocannon repeats for one endpoint (path/body/headers resolved against the seeded context). */
+function targetFor(endpoint: BenchEndpoint, ctx: BenchContext, baseUrl: string, pathOverride?: string): Target {
+  const resolve = <T>(v: T | ((c: BenchContext) => T)): T => (typeof v === 'function' ? (v as (c: BenchContext) => T)(ctx) : v);
+  const headers: Record<string, string> = { ...(endpoint.headers ? resolve(endpoint.headers) : {}) };
+  if (endpoint.auth !== false) headers.authorization = `Bearer ${ctx.token}`;
+  let body: string | undefined;
+  if (endpoint.body !== undefined) {
+    body = JSON.stringify(resolve(endpoint.body));
+    headers['content-type'] ??= 'application/json';
+  }
+  return { url: `${baseUrl}${pathOverride ?? resolve(endpoint.path)}`, method: endpoint.method, headers, body };
+}
+
+async function main(): Promise<number> {
+  const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
+  const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
+  const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
+  if (endpoints.length === 0) throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
+  if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
+
+  const startedAt = new Date().toISOString();
+  const machine = machineInfo(ROOT);
+  // Half a second of the machine at rest (nothing of ours running yet): is something else busy?
+  const idleMeter = otherCpuMeter([process.pid]);
+  await new Promise((r) => setTimeout(r, 500));
+  log(formatHeader(machine, settings, idleMeter()));
+  log(`server: dist/server.js, built ${statSync(SERVER_ENTRY).mtime.toISOString()}`);
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const children: Child[] = [];
+  // Ctrl-C during a run: stop the servers and remove the temp dir before leaving.
+  const cleanup = async () => {
+    await Promise.all(children.map((c) => stopChild(c)));
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  const onSignal = () => void cleanup().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    // 1. Seed before the server opens the file, so the server starts on a realistic database.
+    const databaseUrl = path.join(tmp, 'cairn.db');
+    const seeded = await seedDatabase(databaseUrl, endpoints);
+    const ctx = seeded.ctx;
+    for (const t of seeded.timings) log(`seeded ${t.seeder} in ${(t.ms / 1000).toFixed(1)} s`);
+
+    // 2. The built service. REDIS_URL and PUBLIC_URL are dropped so a developer's shell does not
+    // change what is measured. The rate limits are raised out of the way: every request carries
+    // the same token from the same address. 10,000,000 per minute is the largest value config.ts
+    // accepts, far above any rate reached here.
+    const { REDIS_URL: _redis, PUBLIC_URL: _publicUrl, ...inherited } = process.env;
+    const serverPort = await freePort();
+    const serverEnv: NodeJS.ProcessEnv = {
+      ...inherited,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      CAIRN_DATA_DIR: tmp,
+      PORT: String(serverPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '10000000',
+      RATE_LIMIT_PUBLIC_MAX: '10000000',
+    };
+    const server = startChild('cairn server', [SERVER_ENTRY], serverEnv, ROOT);
+    children.push(server);
+    const serverUrl = `http://127.0.0.1:${serverPort}`;
+    try {
+      await waitForHttp(server, `${serverUrl}/health`);
+    } catch (err) {
+      // The seeding above ran the migrations of src/ (through tsx); the server runs those of dist/.
+      // A build older than src/ refuses the database ("previously executed migration ... is missing").
+      const hint = /migration/i.test(server.output())
+        ? '\nhint: the database is seeded from src/ but served by dist/; run `npm run build` (npm run bench does) so both have the same migrations'
+        : '';
+      throw new Error(`${err instanceof Error ? err.message : String(err)}${hint}`);
+    }
+
+    // The reference servers, each on its own port, with the same database at hand.
+    const baselineUrls = new Map<string, string>();
+    const baselineChildren = new Map<string, Child>();
+    for (const b of BASELINES) {
+      const port = await freePort();
+      const child = startChild(b.label, [path.join(ROOT, b.script)], { ...serverEnv, PORT: String(port) }, ROOT);
+      children.push(child);
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(child, `${url}${b.readyPath}`);
+      baselineUrls.set(b.id, url);
+      baselineChildren.set(b.id, child);
+    }
+    const ourPids = children.map((c) => c.pid);
+    const serverIdleRssMb = rssMb(server.pid);
+    log(`cairn server pid ${server.pid}, RSS ${serverIdleRssMb?.toFixed(0) ?? '?'} MB before load`);
+    log();
+
+    // 3a. Baselines measured once, first.
+    const baselineResults: BaselineResult[] = [];
+    for (const b of BASELINES) {
+      if (b.pathFor || b.path === undefined) continue;
+      const child = baselineChildren.get(b.id)!;
+      process.stderr.write(`measuring ${b.label} ...\n`);
+      const target: Target = { url: `${baselineUrls.get(b.id)}${b.path}`, method: 'GET', headers: {} };
+      baselineResults.push({ id: b.id, label: b.label, path: b.path, result: await measure(target, settings, { serverPid: child.pid, ourPids }) });
+    }
+
+    // 3b. Each endpoint, then its per-endpoint baselines with the same request shape.
+    const endpointResults: EndpointResult[] = [];
+    for (const endpoint of endpoints) {
+      process.stderr.write(`measuring ${endpoint.name} ...\n`);
+      const target = targetFor(endpoint, ctx, serverUrl);
+      const entry: EndpointResult = { name: endpoint.name, method: endpoint.method, path: target.url.slice(serverUrl.length), result: null, vs: {} };
+      endpointResults.push(entry);
+      const problem = await preflight(target);
+      if (problem) {
+        entry.error = problem;
+        continue;
+      }
+      const result = await measure(target, settings, { serverPid: server.pid, ourPids });
+      entry.result = result;
+      for (const b of BASELINES) {
+        let base: Measurement | undefined;
+        if (b.pathFor) {
+          const p = b.pathFor(endpoint, ctx);
+          if (p !== null) {
+            const child = baselineChildren.get(b.id)!;
+            base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids });
+          }
+        } else base = baselineResults.find((r) => r.id === b.id)?.result;
+        entry.vs[b.id] = {
+          ratio: base && base.reqPerSec > 0 ? result.reqPerSec / base.reqPerSec : null,
+          ...(b.pathFor && base ? { result: base } : {}),
+        };
+      }
+    }
+    if (server.proc.exitCode !== null) throw new Error(`the cairn server exited during the run\n${server.output()}`);
+
+    const report: BenchReport = {
+      startedAt, finishedAt: new Date().toISOString(), machine, settings, seed: seeded.timings, serverIdleRssMb,
+      baselines: baselineResults, endpoints: endpointResults, ok: false,
+    };
+    const warnings = formatWarnings(report);
+    report.ok = warnings.length === 0;
+
+    log(formatTable(report, BASELINES));
+    log();
+    for (const w of warnings) log(`⚠ ${w}`);
+    for (const n of formatNoiseNotes(report)) log(`note: ${n}`);
+    if (warnings.length) {
+      // The server's own warn/error log lines usually say why requests failed.
+      const tail = server.output().trim();
+      if (tail) log(`\ncairn server output (last lines):\n${tail.split('\n').slice(-20).join('\n')}`);
+    }
+    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    log(`results: ${path.relative(ROOT, RESULTS_FILE)}`);
+    return report.ok ? 0 : 1;
+  } finally {
+    await cleanup();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

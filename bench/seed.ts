@@ -1,0 +1,40 @@
+import { connectDatabase } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createSite } from '../src/modules/sites/sites.service.js';
+import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
+import type { BenchContext, BenchEndpoint, Seeder } from './endpoints.js';
+
+export interface SeedTiming {
+  seeder: string;
+  ms: number;
+}
+
+/**
+ * Prepares the database file before the server starts, through the app's own services (from src,
+ * so seeding follows the same rules as the API): migrations, one site, one token with every
+ * scope, then each endpoint's seeder. The connection is closed before the server opens the file.
+ */
+export async function seedDatabase(databaseUrl: string, endpoints: readonly BenchEndpoint[]): Promise<{ ctx: BenchContext; timings: SeedTiming[] }> {
+  const database = connectDatabase({ databaseUrl });
+  try {
+    await migrateToLatest(database);
+    const site = await createSite(database.db, { name: 'Bench Site', domain: 'bench.test' });
+    const token = await createToken(database.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
+    const ctx: BenchContext = { siteId: site.id, siteSlug: site.slug, userId: site.ownerUserId, token: token.token, publicKey: site.publicKey };
+
+    // One run per distinct seeder function, even when several endpoints share it.
+    const seen = new Set<Seeder>();
+    const timings: SeedTiming[] = [];
+    for (const endpoint of endpoints) {
+      if (!endpoint.seed || seen.has(endpoint.seed)) continue;
+      seen.add(endpoint.seed);
+      const started = performance.now();
+      const added = await endpoint.seed(database.db, ctx.siteId, ctx.userId, ctx);
+      timings.push({ seeder: endpoint.seed.name || endpoint.name, ms: performance.now() - started });
+      if (added) Object.assign(ctx, added);
+    }
+    return { ctx, timings };
+  } finally {
+    await database.close();
+  }
+}
