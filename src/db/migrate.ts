@@ -7,6 +7,7 @@ import * as m0004 from './migrations/0004_variables.js';
 import * as m0005 from './migrations/0005_single_types.js';
 import * as m0006 from './migrations/0006_jobs_outbox.js';
 import * as m0007 from './migrations/0007_contents.js';
+import * as m0009 from './migrations/0009_contents_search.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => 
   '0005_single_types': m0005,
   '0006_jobs_outbox': m0006,
   '0007_contents': m0007,
+  '0009_contents_search': m0009,
 };
 
 class StaticProvider implements MigrationProvider {

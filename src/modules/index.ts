@@ -5,6 +5,7 @@ import { tagsModule } from './tags/tags.routes.js';
 import { variablesModule } from './variables/variables.routes.js';
 import { categoriesModule } from './categories/categories.routes.js';
 import { singleTypesModule } from './single-types/single-types.routes.js';
+import { contentsModule } from './contents/contents.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule];
+export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule, contentsModule];

@@ -43,6 +43,12 @@ export const ERROR_CATALOG = {
   CATEGORY_NOT_FOUND: { status: 422, message: 'The category does not exist on this site.' },
   PARENT_INVALID: { status: 422, message: 'The parent is not a category of this site, or would create a cycle.' },
   CALENDAR_INVALID: { status: 422, message: 'A calendar value must be a JSON list of entries.' },
+  // Contents
+  SCHEDULED_AT_REQUIRED: { status: 422, message: 'A scheduled content needs a scheduledAt in the future.' },
+  SCHEDULED_AT_PAST: { status: 422, message: 'scheduledAt must be in the future.' },
+  CUSTOM_DATA_NOT_ALLOWED: { status: 422, message: 'customData needs a category with a structured schema.' },
+  TAG_NOT_FOUND: { status: 422, message: 'The tag does not exist on this site.' },
+  REVISION_NOT_FOUND: { status: 404, message: 'The revision was not found.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

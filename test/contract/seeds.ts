@@ -2,6 +2,7 @@ import type { Client } from '../helpers/http.js';
 import { tagSeeds } from './seeds/tags.js';
 import { variableSeeds } from './seeds/variables.js';
 import { categorySeeds } from './seeds/categories.js';
+import { contentSeeds } from './seeds/contents.js';
 import { singleTypeSeeds } from './seeds/single-types.js';
 
 /**
@@ -21,6 +22,7 @@ export const SEEDS: Record<string, Seed> = {
   ...tagSeeds,
   ...variableSeeds,
   ...categorySeeds,
+  ...contentSeeds,
   ...singleTypeSeeds,
 };
 

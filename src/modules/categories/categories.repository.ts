@@ -126,15 +126,3 @@ export function reparentChildren(db: Executor, siteId: string, id: number, newPa
 export function deleteCategory(db: Executor, siteId: string, id: number) {
   return db.deleteFrom('categories').where('site_id', '=', siteId).where('id', '=', id).execute();
 }
-
-/**
- * Contents per category, and a category's contents. The content-category links arrive with the
- * contents module (issue 4); until then no content exists, so counts are truly 0 and lists empty.
- */
-export async function contentCounts(_db: Executor, _siteId: string, ids: number[]): Promise<Map<number, number>> {
-  return new Map(ids.map((id) => [id, 0]));
-}
-
-export async function categoryContents(_db: Executor, _siteId: string, _id: number, _page: { page: number; limit: number }) {
-  return { rows: [] as Array<{ id: number; title: string; slug: string; status: string }>, total: 0 };
-}

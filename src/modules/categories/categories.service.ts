@@ -9,6 +9,7 @@ import { effectiveSchema, type FieldDefinition, fieldSchemaFromInput } from '../
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
 import { assertLocaleFree, copyTargetLocale, groupMembers, newTranslationGroup, translationStatus } from '../../shared/translations/index.js';
 import * as repo from './categories.repository.js';
+import { contentCountsByCategory, contentsOfCategory } from '../contents/contents.service.js';
 import type { Category, CategoryCreate, CategoryListQuery, CategoryUpdate, TreeNode } from './categories.schemas.js';
 
 type CategoryRow = repo.CategoryRow;
@@ -31,7 +32,7 @@ function toCategory(r: CategoryRow, contentCount: number): CategoryOut {
 }
 
 async function withCounts(db: Executor, siteId: string, rows: CategoryRow[]) {
-  const counts = await repo.contentCounts(db, siteId, rows.map((r) => Number(r.id)));
+  const counts = await contentCountsByCategory(db, siteId, rows.map((r) => Number(r.id)));
   return rows.map((r) => toCategory(r, counts.get(Number(r.id)) ?? 0));
 }
 
@@ -90,19 +91,19 @@ export async function getCategoryDetail(db: Executor, siteId: string, id: number
   const row = await getRow(db, siteId, id);
   const chain = await repo.ancestors(db, siteId, row.parent_id);
   const [category] = await withCounts(db, siteId, [row]);
-  const contents = await repo.categoryContents(db, siteId, id, page);
+  const contents = await contentsOfCategory(db, siteId, id, page);
   const parent = chain[0];
   return {
     ...category!,
     parent: parent ? { id: Number(parent.id), name: parent.name, slug: parent.slug } : null,
     effectiveSchema: resolveEffective({ schemaSource: row.schema_source, schema: schemaOf(row) }, chain) as CategoryOut['schema'],
-    contents: { data: contents.rows, meta: pageMeta(contents.total, page.page, page.limit) },
+    contents: { data: contents.rows.map((c) => ({ id: Number(c.id), title: c.title, slug: c.slug, status: c.status })), meta: pageMeta(contents.total, page.page, page.limit) },
   };
 }
 
 export async function categoryTree(db: Executor, siteId: string, locale?: string): Promise<TreeNode[]> {
   const rows = await repo.treeRows(db, siteId, locale);
-  const counts = await repo.contentCounts(db, siteId, rows.map((r) => Number(r.id)));
+  const counts = await contentCountsByCategory(db, siteId, rows.map((r) => Number(r.id)));
   const nodes = new Map<number, TreeNode>(rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug, contentCount: counts.get(Number(r.id)) ?? 0, children: [] }]));
   const roots: TreeNode[] = [];
   for (const r of rows) {
@@ -208,4 +209,23 @@ export async function copyCategoryToLocale(db: Db, siteId: string, id: number, b
     });
     return getCategory(tx, siteId, newId);
   });
+}
+
+/** The schema contents of a category are validated against (own or inherited), or null. */
+export async function effectiveSchemaOf(db: Executor, siteId: string, id: number): Promise<FieldDefinition[] | null> {
+  const row = await repo.findCategory(db, siteId, id);
+  if (!row || row.content_mode !== 'structured') return null;
+  const chain = await repo.ancestors(db, siteId, row.parent_id);
+  return resolveEffective({ schemaSource: row.schema_source, schema: schemaOf(row) }, chain);
+}
+
+/** For each category, its translation in `locale` (those without one are left out). */
+export async function translatedCategoryIds(db: Executor, siteId: string, ids: number[], locale: string): Promise<number[]> {
+  const rows = await repo.findCategories(db, siteId, ids);
+  const out: number[] = [];
+  for (const r of rows) {
+    const t = await repo.findInGroup(db, siteId, r.translation_group, locale);
+    if (t) out.push(Number(t.id));
+  }
+  return out;
 }

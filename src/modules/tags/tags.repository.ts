@@ -62,11 +62,3 @@ export async function deleteTag(db: Executor, siteId: string, id: number): Promi
   const res = await db.deleteFrom('tags').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
-
-/**
- * Contents per tag. The content-tag links arrive with the contents module (issue 4); until then
- * no content exists, so every count is truly 0.
- */
-export async function contentCounts(_db: Executor, _siteId: string, ids: number[]): Promise<Map<number, number>> {
-  return new Map(ids.map((id) => [id, 0]));
-}

@@ -8,6 +8,7 @@ import { pageMeta } from '../../shared/pagination.js';
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
 import { assertLocaleFree, copyTargetLocale, groupMembers, newTranslationGroup, translationStatus } from '../../shared/translations/index.js';
 import * as repo from './tags.repository.js';
+import { contentCountsByTag } from '../contents/contents.service.js';
 import type { TagCreate, TagListQuery, TagUpdate } from './tags.schemas.js';
 
 type TagRow = repo.TagRow;
@@ -20,7 +21,7 @@ function toTag(r: TagRow, contentCount: number) {
 }
 
 async function withCounts(db: Executor, siteId: string, rows: TagRow[]) {
-  const counts = await repo.contentCounts(db, siteId, rows.map((r) => Number(r.id)));
+  const counts = await contentCountsByTag(db, siteId, rows.map((r) => Number(r.id)));
   return rows.map((r) => toTag(r, counts.get(Number(r.id)) ?? 0));
 }
 
@@ -109,4 +110,16 @@ export async function copyTagToLocale(db: Db, siteId: string, id: number, body: 
     });
     return getTag(tx, siteId, newId);
   });
+}
+
+/** For each tag, its translation in `locale` (those without one are left out). */
+export async function translatedTagIds(db: Executor, siteId: string, ids: number[], locale: string): Promise<number[]> {
+  const out: number[] = [];
+  for (const id of ids) {
+    const row = await repo.findTag(db, siteId, id);
+    if (!row) continue;
+    const t = (await groupMembers<TagRow>(db, 'tags', siteId, row.translation_group)).find((m) => m.locale === locale);
+    if (t) out.push(Number(t.id));
+  }
+  return out;
 }

@@ -1,0 +1,287 @@
+import { sql, type Insertable, type Selectable, type SelectQueryBuilder, type Updateable } from 'kysely';
+import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
+import { dateBound, paginate } from '../../shared/pagination.js';
+import type { ContentListQueryValue } from './contents.schemas.js';
+
+export interface ContentsTable {
+  id: AutoId;
+  site_id: string;
+  type: string;
+  title: string;
+  slug: string;
+  status: 'draft' | 'scheduled' | 'published' | 'archived';
+  excerpt: string | null;
+  locale: string;
+  translation_group: string;
+  author_id: string | null;
+  body: Json<Record<string, unknown>> | null;
+  body_html: string;
+  body_text: string;
+  featured_image_url: string | null;
+  featured_image_alt: string | null;
+  meta_title: string | null;
+  meta_description: string | null;
+  meta_keywords: string | null;
+  canonical_url: string | null;
+  og_image: string | null;
+  metadata: Json<Record<string, unknown>> | null;
+  custom_data: Json<Record<string, unknown>> | null;
+  structured_data: Json<Record<string, unknown>> | null;
+  scheduled_at: Timestamp | null;
+  published_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ContentCategoriesTable { site_id: string; content_id: number; category_id: number; position: number }
+export interface ContentTagsTable { site_id: string; content_id: number; tag_id: number; position: number }
+export interface ContentRevisionsTable {
+  id: AutoId;
+  site_id: string;
+  content_id: number;
+  author_id: string | null;
+  action: string;
+  changed_fields: Json<string[]>;
+  snapshot: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    contents: ContentsTable;
+    content_categories: ContentCategoriesTable;
+    content_tags: ContentTagsTable;
+    content_revisions: ContentRevisionsTable;
+  }
+}
+
+export type ContentRow = Selectable<ContentsTable>;
+
+/** Who may see which contents: a `.own` scope limits to the token user's; a delivery token to published ones (G12, G13). */
+export interface Visibility {
+  ownerId?: string;
+  publishedOnly?: boolean;
+}
+
+/** The columns a list or search row needs: never the body (spec "Content (summary)"). */
+export const SUMMARY_COLUMNS = [
+  'contents.id', 'contents.title', 'contents.slug', 'contents.type', 'contents.status', 'contents.excerpt', 'contents.locale',
+  'contents.translation_group', 'contents.author_id', 'contents.featured_image_url', 'contents.featured_image_alt',
+  'contents.published_at', 'contents.scheduled_at', 'contents.created_at', 'contents.updated_at',
+] as const;
+export type SummaryRow = Pick<ContentRow, 'id' | 'title' | 'slug' | 'type' | 'status' | 'excerpt' | 'locale' | 'translation_group' | 'author_id'
+  | 'featured_image_url' | 'featured_image_alt' | 'published_at' | 'scheduled_at' | 'created_at' | 'updated_at'>;
+
+/** Every column of the table but database-maintained ones (the PostgreSQL search vector is large). */
+export const DETAIL_COLUMNS = [
+  ...SUMMARY_COLUMNS, 'contents.site_id', 'contents.body', 'contents.body_html', 'contents.body_text', 'contents.meta_title',
+  'contents.meta_description', 'contents.meta_keywords', 'contents.canonical_url', 'contents.og_image', 'contents.metadata',
+  'contents.custom_data', 'contents.structured_data',
+] as const;
+const RETURNED_COLUMNS = DETAIL_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
+
+type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
+
+export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
+  let q = qb as ContentsQuery;
+  if (v.ownerId) q = q.where('contents.author_id', '=', v.ownerId);
+  if (v.publishedOnly) q = q.where('contents.status', '=', 'published');
+  return q as Q;
+}
+
+/** Every list filter of the spec's contents list (named per decisions G6-G7), as WHERE clauses on `contents`. */
+export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<ContentListQueryValue>): Q {
+  let q = qb as ContentsQuery;
+  if (f.type) q = q.where('contents.type', '=', f.type);
+  if (f.status) q = q.where('contents.status', '=', f.status);
+  if (f.authorId) q = q.where('contents.author_id', '=', f.authorId);
+  if (f.slug) q = q.where('contents.slug', '=', f.slug);
+  if (f.slugs?.length) q = q.where('contents.slug', 'in', f.slugs);
+  if (f.ids?.length) q = q.where('contents.id', 'in', f.ids);
+  if (f.excludeIds?.length) q = q.where('contents.id', 'not in', f.excludeIds);
+  if (f.locale) q = q.where('contents.locale', '=', f.locale);
+  if (f.translationGroup) q = q.where('contents.translation_group', '=', f.translationGroup);
+  if (f.dateFrom) q = q.where('contents.created_at', '>=', dateBound(f.dateFrom, false));
+  if (f.dateTo) q = q.where('contents.created_at', '<=', dateBound(f.dateTo, true));
+  if (f.publishedFrom) q = q.where('contents.published_at', '>=', dateBound(f.publishedFrom, false));
+  if (f.publishedTo) q = q.where('contents.published_at', '<=', dateBound(f.publishedTo, true));
+  if (f.hasFeaturedImage !== undefined) q = q.where('contents.featured_image_url', f.hasFeaturedImage ? 'is not' : 'is', null);
+  if (f.categoryIds?.length) {
+    const ids = f.categoryIds;
+    q = q.where((eb) => eb.exists(eb.selectFrom('content_categories as cc').select('cc.content_id')
+      .whereRef('cc.content_id', '=', 'contents.id').where('cc.category_id', 'in', ids)));
+  }
+  if (f.tagIds?.length) {
+    const ids = f.tagIds;
+    q = q.where((eb) => eb.exists(eb.selectFrom('content_tags as ct').select('ct.content_id')
+      .whereRef('ct.content_id', '=', 'contents.id').where('ct.tag_id', 'in', ids)));
+  }
+  if (f.uncategorized !== undefined) {
+    q = q.where((eb) => {
+      const linked = eb.exists(eb.selectFrom('content_categories as cc').select('cc.content_id').whereRef('cc.content_id', '=', 'contents.id'));
+      return f.uncategorized ? eb.not(linked) : linked;
+    });
+  }
+  if (f.untagged !== undefined) {
+    q = q.where((eb) => {
+      const linked = eb.exists(eb.selectFrom('content_tags as ct').select('ct.content_id').whereRef('ct.content_id', '=', 'contents.id'));
+      return f.untagged ? eb.not(linked) : linked;
+    });
+  }
+  if (f.contentMode) {
+    q = q.where((eb) => {
+      const structured = eb.exists(eb.selectFrom('content_categories as cc').innerJoin('categories as cat', 'cat.id', 'cc.category_id')
+        .select('cc.content_id').whereRef('cc.content_id', '=', 'contents.id').where('cat.content_mode', '=', 'structured'));
+      return f.contentMode === 'structured' ? structured : eb.not(structured);
+    });
+  }
+  return q as Q;
+}
+
+export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility) {
+  const base = applyContentFilters(applyVisibility(db.selectFrom('contents').select(SUMMARY_COLUMNS).where('contents.site_id', '=', siteId), v), query);
+  const column = `contents.${query.sortBy ?? 'created_at'}` as 'contents.created_at';
+  const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
+  return paginate(base, query, (qb) => qb.orderBy(column, order).orderBy('contents.id', order)) as Promise<{ rows: SummaryRow[]; total: number }>;
+}
+
+export function summariesByIds(db: Executor, siteId: string, ids: number[]): Promise<SummaryRow[]> {
+  if (!ids.length) return Promise.resolve([]);
+  return db.selectFrom('contents').select(SUMMARY_COLUMNS).where('contents.site_id', '=', siteId).where('contents.id', 'in', ids).execute() as Promise<SummaryRow[]>;
+}
+
+export function findContent(db: Executor, siteId: string, id: number, v: Visibility = {}) {
+  return applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', siteId).where('contents.id', '=', id), v)
+    .executeTakeFirst() as Promise<ContentRow | undefined>;
+}
+
+export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, defaultLocale: string, v: Visibility = {}) {
+  return applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', siteId).where('contents.slug', '=', slug), v)
+    .where('contents.locale', '=', locale ?? defaultLocale).executeTakeFirst() as Promise<ContentRow | undefined>;
+}
+
+/** Category, tag and author references of many contents: one query per relation, never per row. */
+export async function loadRelations(db: Executor, siteId: string, contentIds: number[], authorIds: string[]) {
+  const categories = new Map<number, Array<{ id: number; name: string; slug: string }>>();
+  const tags = new Map<number, Array<{ id: number; name: string; slug: string }>>();
+  const authors = new Map<string, { id: string; fullName: string }>();
+  if (!contentIds.length) return { categories, tags, authors };
+  const [cats, tgs, users] = await Promise.all([
+    db.selectFrom('content_categories as cc').innerJoin('categories as c', 'c.id', 'cc.category_id')
+      .select(['cc.content_id', 'c.id', 'c.name', 'c.slug']).where('cc.site_id', '=', siteId).where('cc.content_id', 'in', contentIds)
+      .orderBy('cc.content_id').orderBy('cc.position').execute(),
+    db.selectFrom('content_tags as ct').innerJoin('tags as t', 't.id', 'ct.tag_id')
+      .select(['ct.content_id', 't.id', 't.name', 't.slug']).where('ct.site_id', '=', siteId).where('ct.content_id', 'in', contentIds)
+      .orderBy('ct.content_id').orderBy('ct.position').execute(),
+    authorIds.length
+      ? db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).where('id', 'in', authorIds).execute()
+      : Promise.resolve([]),
+  ]);
+  for (const r of cats) (categories.get(Number(r.content_id)) ?? categories.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
+  for (const r of tgs) (tags.get(Number(r.content_id)) ?? tags.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
+  for (const u of users) authors.set(u.id, { id: u.id, fullName: u.full_name });
+  return { categories, tags, authors };
+}
+
+export async function linkedIds(db: Executor, siteId: string, contentId: number): Promise<{ categoryIds: number[]; tagIds: number[] }> {
+  const [cats, tgs] = await Promise.all([
+    db.selectFrom('content_categories').select('category_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
+    db.selectFrom('content_tags').select('tag_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
+  ]);
+  return { categoryIds: cats.map((r) => Number(r.category_id)), tagIds: tgs.map((r) => Number(r.tag_id)) };
+}
+
+export async function existingIds(db: Executor, table: 'categories' | 'tags', siteId: string, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db.selectFrom(table).select('id').where('site_id', '=', siteId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+export async function setCategories(db: Executor, siteId: string, contentId: number, ids: number[]) {
+  await db.deleteFrom('content_categories').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
+  if (ids.length) await db.insertInto('content_categories').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, category_id: id, position: i }))).execute();
+}
+
+export async function setTags(db: Executor, siteId: string, contentId: number, ids: number[]) {
+  await db.deleteFrom('content_tags').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
+  if (ids.length) await db.insertInto('content_tags').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i }))).execute();
+}
+
+export async function slugsLike(db: Executor, siteId: string, locale: string, base: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
+    .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+  return new Set(rows.map((r) => r.slug));
+}
+
+export async function slugTaken(db: Executor, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
+  let q = db.selectFrom('contents').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {
+  const { id } = await db.insertInto('contents').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(id);
+}
+
+export function updateContent(db: Executor, siteId: string, id: number, patch: Updateable<ContentsTable>) {
+  return db.updateTable('contents').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
+}
+
+/**
+ * Moves the given contents to `status` when they are in one of `from`, and answers the rows that
+ * changed: one statement, so concurrent bulk requests or schedulers never change a row twice.
+ */
+export async function transitionStatus(db: Executor, siteId: string, ids: number[], from: string[], patch: Updateable<ContentsTable>, v: Visibility = {}) {
+  if (!ids.length) return [] as ContentRow[];
+  let q = db.updateTable('contents').set(patch).where('site_id', '=', siteId).where('id', 'in', ids).where('status', 'in', from as ContentRow['status'][]);
+  if (v.ownerId) q = q.where('author_id', '=', v.ownerId);
+  return q.returning(RETURNED_COLUMNS).execute() as Promise<ContentRow[]>;
+}
+
+export async function deleteContents(db: Executor, siteId: string, ids: number[], v: Visibility = {}): Promise<number[]> {
+  if (!ids.length) return [];
+  let q = db.deleteFrom('contents').where('site_id', '=', siteId).where('id', 'in', ids);
+  if (v.ownerId) q = q.where('author_id', '=', v.ownerId);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => Number(r.id));
+}
+
+export function groupMembers(db: Executor, siteId: string, group: string, v: Visibility = {}) {
+  return applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
+    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).orderBy('contents.locale').execute();
+}
+
+export function insertRevision(db: Executor, row: Insertable<ContentRevisionsTable>) {
+  return db.insertInto('content_revisions').values(row).execute();
+}
+
+export async function listRevisions(db: Executor, siteId: string, contentId: number, page: { page: number; limit: number }) {
+  const base = db.selectFrom('content_revisions as r').leftJoin('users as u', 'u.id', 'r.author_id')
+    .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.author_id', 'u.full_name', 'r.created_at'])
+    .where('r.site_id', '=', siteId).where('r.content_id', '=', contentId);
+  return paginate(base, page, (qb) => qb.orderBy('r.id', 'desc'));
+}
+
+export function findRevision(db: Executor, siteId: string, contentId: number, revisionId: number) {
+  return db.selectFrom('content_revisions as r').leftJoin('users as u', 'u.id', 'r.author_id')
+    .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.snapshot', 'r.author_id', 'u.full_name', 'r.created_at'])
+    .where('r.site_id', '=', siteId).where('r.content_id', '=', contentId).where('r.id', '=', revisionId).executeTakeFirst();
+}
+
+/** Contents per category or tag (for contentCount): one grouped query. */
+export async function countByRef(db: Executor, table: 'content_categories' | 'content_tags', siteId: string, ids: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>(ids.map((id) => [id, 0]));
+  if (!ids.length) return out;
+  const col = table === 'content_categories' ? 'category_id' : 'tag_id';
+  const rows = await sql<{ ref: number; n: number }>`select ${sql.ref(col)} as ref, count(*) as n from ${sql.table(table)} where site_id = ${siteId} and ${sql.ref(col)} in (${sql.join(ids)}) group by ${sql.ref(col)}`.execute(db);
+  for (const r of rows.rows) out.set(Number(r.ref), Number(r.n));
+  return out;
+}
+
+export async function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }) {
+  const base = db.selectFrom('contents').innerJoin('content_categories as cc', 'cc.content_id', 'contents.id')
+    .select(['contents.id', 'contents.title', 'contents.slug', 'contents.status'])
+    .where('cc.site_id', '=', siteId).where('cc.category_id', '=', categoryId);
+  return paginate(base, page, (qb) => qb.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc'));
+}

@@ -1,0 +1,195 @@
+import { Type, type Static } from 'typebox';
+import { listQuerySchema } from '../../shared/pagination.js';
+import { DateFilter, Locale, Nullable, PageMeta, Timestamp } from '../../shared/schemas.js';
+import { SLUG_PATTERN } from '../../shared/slug.js';
+
+export const STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
+export type ContentStatus = (typeof STATUSES)[number];
+const Status = Type.Union([Type.Literal('draft'), Type.Literal('scheduled'), Type.Literal('published'), Type.Literal('archived')]);
+const Ref = Type.Object({ id: Type.Integer(), name: Type.String(), slug: Type.String() });
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+export const FeaturedImage = Type.Object({
+  url: Type.String(),
+  alt: Nullable(Type.String()),
+  variants: Nullable(Type.Object({ thumbnail: Type.String(), card: Type.String(), content: Type.String(), medium: Type.String() }, {
+    description: 'Resized variants (150, 400, 800, 1200 px wide) when the image is a media file of this site',
+  })),
+});
+
+export const ContentSummary = Type.Object({
+  id: Type.Integer(),
+  title: Type.String(),
+  slug: Type.String(),
+  type: Type.Literal('post'),
+  status: Status,
+  excerpt: Nullable(Type.String()),
+  locale: Type.String(),
+  translationGroup: Type.String({ format: 'uuid' }),
+  featuredImage: Nullable(FeaturedImage),
+  categories: Type.Array(Ref),
+  tags: Type.Array(Ref),
+  author: Nullable(Type.Object({ id: Type.String(), fullName: Type.String() })),
+  publishedAt: Nullable(Timestamp),
+  scheduledAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const FaqItem = Type.Object({ question: Type.String({ minLength: 1, maxLength: 500 }), answer: Type.String({ minLength: 1, maxLength: 5000 }) });
+export const StructuredDataInput = Type.Object({
+  faq: Type.Optional(Type.Array(FaqItem, { maxItems: 100, description: 'Questions and answers: a FAQPage JSON-LD block' })),
+  article: Type.Optional(Type.Object({
+    enabled: Type.Boolean({ description: 'Emit an Article JSON-LD block' }),
+    type: Type.Optional(Type.Union([Type.Literal('Article'), Type.Literal('BlogPosting'), Type.Literal('NewsArticle')])),
+  })),
+}, { description: 'FAQ and Article JSON-LD settings' });
+
+export const ContentDetail = Type.Object({
+  ...ContentSummary.properties,
+  body: Nullable(AnyObject),
+  bodyHtml: Type.String(),
+  meta: Type.Object({
+    metaTitle: Nullable(Type.String()),
+    metaDescription: Nullable(Type.String()),
+    metaKeywords: Nullable(Type.String()),
+    canonicalUrl: Nullable(Type.String()),
+    ogImage: Nullable(Type.String()),
+  }),
+  alternates: Type.Array(Type.Object({ locale: Type.String(), id: Type.Integer(), slug: Type.String() })),
+  metadata: AnyObject,
+  customData: Nullable(AnyObject),
+  structuredData: Type.Object({ faq: Type.Array(FaqItem), article: Type.Object({ enabled: Type.Boolean(), type: Type.String() }) }),
+  jsonLd: Type.Array(AnyObject, { description: 'The JSON-LD blocks (Article, FAQPage) built from structuredData' }),
+});
+
+const IdList = Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })]), { maxItems: 100, uniqueItems: true });
+const Url = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+const editable = {
+  title: Type.String({ minLength: 1, maxLength: 500 }),
+  slug: Type.String({ minLength: 1, maxLength: 500, pattern: SLUG_PATTERN, description: 'Generated from the title when omitted (G17)' }),
+  excerpt: Nullable(Type.String({ maxLength: 2000 })),
+  body: Nullable(AnyObject),
+  bodyMarkdown: Nullable(Type.String({ maxLength: 1_000_000 })),
+  status: Status,
+  featuredImageUrl: Nullable(Url(2048)),
+  featuredImageAlt: Nullable(Type.String({ maxLength: 500 })),
+  scheduledAt: Nullable(Type.String({ format: 'date-time', description: 'ISO 8601 with offset; required and in the future when status is scheduled' })),
+  metaTitle: Nullable(Type.String({ maxLength: 255 })),
+  metaDescription: Nullable(Type.String({ maxLength: 500 })),
+  metaKeywords: Nullable(Type.String({ maxLength: 500, description: 'Comma-separated keywords' })),
+  canonicalUrl: Nullable(Url(1000)),
+  ogImage: Nullable(Url(1000)),
+  metadata: Nullable(AnyObject),
+  categoryIds: IdList,
+  tagIds: IdList,
+  customData: Nullable(AnyObject),
+  structuredData: Nullable(StructuredDataInput),
+};
+
+export const ContentCreate = Type.Object({
+  type: Type.Literal('post'),
+  title: editable.title,
+  slug: Type.Optional(editable.slug),
+  excerpt: Type.Optional(editable.excerpt),
+  body: Type.Optional(editable.body),
+  bodyMarkdown: Type.Optional(editable.bodyMarkdown),
+  status: Type.Optional(editable.status),
+  featuredImageUrl: Type.Optional(editable.featuredImageUrl),
+  featuredImageAlt: Type.Optional(editable.featuredImageAlt),
+  scheduledAt: Type.Optional(editable.scheduledAt),
+  metaTitle: Type.Optional(editable.metaTitle),
+  metaDescription: Type.Optional(editable.metaDescription),
+  metaKeywords: Type.Optional(editable.metaKeywords),
+  canonicalUrl: Type.Optional(editable.canonicalUrl),
+  ogImage: Type.Optional(editable.ogImage),
+  metadata: Type.Optional(editable.metadata),
+  categoryIds: Type.Optional(editable.categoryIds),
+  tagIds: Type.Optional(editable.tagIds),
+  customData: Type.Optional(editable.customData),
+  structuredData: Type.Optional(editable.structuredData),
+  locale: Type.Optional(Locale),
+  translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Join an existing translation group' })),
+});
+
+export const ContentUpdate = Type.Object({
+  type: Type.Optional(Type.Literal('post')),
+  title: Type.Optional(editable.title),
+  slug: Type.Optional(editable.slug),
+  excerpt: Type.Optional(editable.excerpt),
+  body: Type.Optional(editable.body),
+  bodyMarkdown: Type.Optional(editable.bodyMarkdown),
+  status: Type.Optional(editable.status),
+  featuredImageUrl: Type.Optional(editable.featuredImageUrl),
+  featuredImageAlt: Type.Optional(editable.featuredImageAlt),
+  scheduledAt: Type.Optional(editable.scheduledAt),
+  metaTitle: Type.Optional(editable.metaTitle),
+  metaDescription: Type.Optional(editable.metaDescription),
+  metaKeywords: Type.Optional(editable.metaKeywords),
+  canonicalUrl: Type.Optional(editable.canonicalUrl),
+  ogImage: Type.Optional(editable.ogImage),
+  metadata: Type.Optional(editable.metadata),
+  categoryIds: Type.Optional(editable.categoryIds),
+  tagIds: Type.Optional(editable.tagIds),
+  customData: Type.Optional(editable.customData),
+  structuredData: Type.Optional(editable.structuredData),
+}, { minProperties: 1 });
+
+export type ContentCreateInput = Static<typeof ContentCreate>;
+export type ContentUpdateInput = Static<typeof ContentUpdate>;
+
+const IdArray = (description: string) => Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description }));
+export const ContentListFilters = {
+  type: Type.Optional(Type.Literal('post')),
+  status: Type.Optional(Status),
+  contentMode: Type.Optional(Type.Union([Type.Literal('standard'), Type.Literal('structured')], { description: 'Contents in a structured category, or in none' })),
+  categoryIds: IdArray('In any of these categories (`categoryIds[]=1&categoryIds[]=2`)'),
+  tagIds: IdArray('With any of these tags'),
+  authorId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Written by this user' })),
+  publishedFrom: Type.Optional({ ...DateFilter, description: 'Published at or after' }),
+  publishedTo: Type.Optional({ ...DateFilter, description: 'Published at or before (a bare date includes the day)' }),
+  slug: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  ids: IdArray('Any of these ids'),
+  excludeIds: IdArray('None of these ids'),
+  slugs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'Any of these slugs' })),
+  uncategorized: Type.Optional(Type.Boolean({ description: 'Only contents without a category (true) or with one (false)' })),
+  hasFeaturedImage: Type.Optional(Type.Boolean({ description: 'Only contents with (true) or without (false) a featured image' })),
+  locale: Type.Optional(Locale),
+  translationGroup: Type.Optional(Type.String({ format: 'uuid' })),
+  untagged: Type.Optional(Type.Boolean({ description: 'Only contents without a tag (true) or with one (false)' })),
+};
+
+export const SORT_FIELDS = ['created_at', 'updated_at', 'published_at', 'title', 'slug'] as const;
+export const ContentListQuery = listQuerySchema(SORT_FIELDS, ContentListFilters, { defaultSort: 'created_at desc' });
+export const ContentSearchQuery = listQuerySchema(SORT_FIELDS, {
+  q: Type.String({ minLength: 1, maxLength: 500, description: 'Search text: words, never query syntax' }),
+  ...ContentListFilters,
+}, { defaultSort: 'relevance' });
+export type ContentListQueryValue = Static<typeof ContentListQuery>;
+
+export const SearchResult = Type.Object({
+  ...ContentSummary.properties,
+  highlights: Type.Object({
+    title: Type.String({ description: 'The title, HTML-escaped, with <mark> around matched words' }),
+    body: Type.String({ description: 'A body excerpt, HTML-escaped, with <mark> around matched words' }),
+  }),
+});
+
+export const BulkIds = Type.Object({
+  ids: Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })]), {
+    minItems: 1, maxItems: 50, description: '1 to 50 ids; duplicates count once; unknown ids are skipped (G16)',
+  }),
+});
+
+export const Revision = Type.Object({
+  id: Type.Integer(),
+  contentId: Type.Integer(),
+  action: Type.String({ description: 'create, update, publish, schedule, archive, restore' }),
+  changedFields: Type.Array(Type.String()),
+  author: Nullable(Type.Object({ id: Type.String(), fullName: Type.String() })),
+  createdAt: Timestamp,
+});
+export const RevisionDetail = Type.Object({ ...Revision.properties, snapshot: AnyObject });
+export const RevisionList = Type.Object({ data: Type.Array(Revision), meta: PageMeta });
+export const RevisionParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }), revisionId: Type.Integer({ minimum: 1, maximum: 2147483647 }) });

@@ -1,0 +1,490 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../../db/types.js';
+import { now, parseJson, toJson } from '../../db/json.js';
+import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
+import { nextFreeSlug, slugify } from '../../shared/slug.js';
+import { pageMeta } from '../../shared/pagination.js';
+import { richTextFromInput } from '../../shared/richtext/index.js';
+import { validateFieldData } from '../../shared/field-schema/index.js';
+import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree } from '../../shared/translations/index.js';
+import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
+import type { AuthContext } from '../../plugins/auth.js';
+import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
+import { effectiveSchemaOf, translatedCategoryIds } from '../categories/categories.service.js';
+import { translatedTagIds } from '../tags/tags.service.js';
+import * as repo from './contents.repository.js';
+import type { ContentCreateInput, ContentListQueryValue, ContentStatus, ContentUpdateInput } from './contents.schemas.js';
+
+type ContentRow = repo.ContentRow;
+type Auth = Pick<AuthContext, 'siteId' | 'userId' | 'access' | 'kind' | 'scopes'>;
+
+export const PUBLISH_JOB = 'content.publish';
+const jobKey = (id: number) => `${PUBLISH_JOB}:${id}`;
+
+/** What this token may see (decisions G12, G13). */
+export function visibilityOf(auth: Auth): repo.Visibility {
+  return { ownerId: auth.access === 'own' ? auth.userId : undefined, publishedOnly: auth.kind === 'delivery' };
+}
+
+/**
+ * Setting status to published or scheduled also needs `contents.publish` (decisions G12); its
+ * `.own` twin allows it on the token user's own contents.
+ */
+function assertMayPublish(auth: Auth, authorId: string | null): void {
+  if (auth.scopes.has('contents.publish')) return;
+  if (auth.scopes.has('contents.publish.own') && authorId === auth.userId) return;
+  throw new AppError('MISSING_SCOPE', { message: 'Publishing or scheduling needs the scope "contents.publish".' });
+}
+
+function futureScheduledAt(value: string | null | undefined, field = 'scheduledAt'): string {
+  if (!value) throw invalid('SCHEDULED_AT_REQUIRED', field);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) throw invalid('SCHEDULED_AT_REQUIRED', field);
+  if (at <= Date.now()) throw invalid('SCHEDULED_AT_PAST', field);
+  return new Date(at).toISOString();
+}
+
+const toIds = (list: Array<number | string> | undefined): number[] | undefined => (list ? [...new Set(list.map(Number))] : undefined);
+
+// ------------------------------------------------------------------------------------------------
+// Shapes
+
+type Relations = Awaited<ReturnType<typeof repo.loadRelations>>;
+
+function featuredImage(url: string | null, alt: string | null) {
+  return url ? { url, alt, variants: null } : null;
+}
+
+function toSummary(r: repo.SummaryRow, rel: Relations) {
+  const id = Number(r.id);
+  return {
+    id, title: r.title, slug: r.slug, type: 'post' as const, status: r.status, excerpt: r.excerpt, locale: r.locale,
+    translationGroup: r.translation_group, featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
+    categories: rel.categories.get(id) ?? [], tags: rel.tags.get(id) ?? [],
+    author: r.author_id ? rel.authors.get(r.author_id) ?? null : null,
+    publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  };
+}
+
+async function summaries(db: Executor, siteId: string, rows: repo.SummaryRow[]) {
+  const rel = await repo.loadRelations(db, siteId, rows.map((r) => Number(r.id)), [...new Set(rows.map((r) => r.author_id).filter((a): a is string => !!a))]);
+  return rows.map((r) => toSummary(r, rel));
+}
+
+interface StructuredData { faq: Array<{ question: string; answer: string }>; article: { enabled: boolean; type: string } }
+
+function structuredDataOf(r: ContentRow): StructuredData {
+  const sd = parseJson<Partial<StructuredData> | null>(r.structured_data, null) ?? {};
+  return { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };
+}
+
+/** JSON-LD blocks (Article, FAQPage) from the structured-data settings. */
+function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } | null): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  if (sd.article.enabled) {
+    out.push({
+      '@context': 'https://schema.org', '@type': sd.article.type, headline: r.meta_title ?? r.title,
+      ...(r.excerpt || r.meta_description ? { description: r.meta_description ?? r.excerpt } : {}),
+      ...(r.featured_image_url ? { image: r.featured_image_url } : {}),
+      ...(r.published_at ? { datePublished: r.published_at } : {}), dateModified: r.updated_at,
+      ...(author ? { author: { '@type': 'Person', name: author.fullName } } : {}),
+      inLanguage: r.locale,
+    });
+  }
+  if (sd.faq.length) {
+    out.push({
+      '@context': 'https://schema.org', '@type': 'FAQPage',
+      mainEntity: sd.faq.map((f) => ({ '@type': 'Question', name: f.question, acceptedAnswer: { '@type': 'Answer', text: f.answer } })),
+    });
+  }
+  return out;
+}
+
+async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Visibility) {
+  const [summary] = await summaries(db, siteId, [r]);
+  const members = await repo.groupMembers(db, siteId, r.translation_group, v);
+  const sd = structuredDataOf(r);
+  return {
+    ...summary!,
+    body: parseJson<Record<string, unknown> | null>(r.body, null),
+    bodyHtml: r.body_html,
+    meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
+    alternates: members.filter((m) => Number(m.id) !== Number(r.id)).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
+    metadata: parseJson<Record<string, unknown>>(r.metadata, {}) ?? {},
+    customData: parseJson<Record<string, unknown> | null>(r.custom_data, null),
+    structuredData: sd,
+    jsonLd: jsonLd(r, sd, summary!.author),
+  };
+}
+
+/** The full editable state of a content, in API names: what a revision stores and restores. */
+async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<Record<string, unknown>> {
+  const links = await repo.linkedIds(db, siteId, Number(r.id));
+  return {
+    title: r.title, slug: r.slug, status: r.status, excerpt: r.excerpt, body: parseJson(r.body, null),
+    featuredImageUrl: r.featured_image_url, featuredImageAlt: r.featured_image_alt, scheduledAt: r.scheduled_at, publishedAt: r.published_at,
+    metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image,
+    metadata: parseJson(r.metadata, null), customData: parseJson(r.custom_data, null), structuredData: parseJson(r.structured_data, null),
+    categoryIds: links.categoryIds, tagIds: links.tagIds,
+  };
+}
+
+function changedFields(before: Record<string, unknown> | null, after: Record<string, unknown>): string[] {
+  return Object.keys(after).filter((k) => !before || JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
+}
+
+/** Every create and update writes one revision: who, when, what changed, a full snapshot (decisions C3). */
+async function writeRevision(tx: Executor, siteId: string, contentId: number, authorId: string | null, action: string, before: Record<string, unknown> | null) {
+  const row = await repo.findContent(tx, siteId, contentId);
+  const snapshot = await snapshotOf(tx, siteId, row!);
+  await repo.insertRevision(tx, {
+    site_id: siteId, content_id: contentId, author_id: authorId, action, changed_fields: toJson(changedFields(before, snapshot)),
+    snapshot: toJson(snapshot), created_at: now(),
+  });
+  return row!;
+}
+
+export function eventData(r: Pick<ContentRow, 'id' | 'title' | 'slug' | 'locale' | 'status' | 'published_at'>) {
+  return { id: Number(r.id), title: r.title, slug: r.slug, locale: r.locale, status: r.status, publishedAt: r.published_at };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reads
+
+export async function listContents(db: Executor, auth: Auth, query: ContentListQueryValue) {
+  const { rows, total } = await repo.listContents(db, auth.siteId, query, visibilityOf(auth));
+  return { data: await summaries(db, auth.siteId, rows), meta: pageMeta(total, query.page, query.limit) };
+}
+
+export async function getContent(db: Executor, auth: Auth, id: number) {
+  const v = visibilityOf(auth);
+  const row = await repo.findContent(db, auth.siteId, id, v);
+  if (!row) throw notFound('content');
+  return toDetail(db, auth.siteId, row, v);
+}
+
+export async function getContentBySlug(db: Executor, auth: Auth, slug: string, locale?: string) {
+  const v = visibilityOf(auth);
+  const { defaultLocale } = await getSiteLocales(db, auth.siteId);
+  const row = await repo.findContentBySlug(db, auth.siteId, slug, locale, defaultLocale, v);
+  if (!row) throw notFound('content');
+  return toDetail(db, auth.siteId, row, v);
+}
+
+/** Search hits in rank order, as list summaries plus highlights. */
+export async function searchResults(db: Executor, siteId: string, hits: Array<{ id: number; titleHighlight: string; bodyHighlight: string }>) {
+  const rows = await repo.summariesByIds(db, siteId, hits.map((h) => h.id));
+  const byId = new Map((await summaries(db, siteId, rows)).map((s) => [s.id, s]));
+  return hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Writes
+
+async function checkRefs(tx: Executor, siteId: string, categoryIds: number[] | undefined, tagIds: number[] | undefined) {
+  if (categoryIds?.length) {
+    const found = await repo.existingIds(tx, 'categories', siteId, categoryIds);
+    const missing = categoryIds.filter((id) => !found.has(id));
+    if (missing.length) throw invalid('CATEGORY_NOT_FOUND', 'categoryIds', `No category ${missing.join(', ')} on this site.`);
+  }
+  if (tagIds?.length) {
+    const found = await repo.existingIds(tx, 'tags', siteId, tagIds);
+    const missing = tagIds.filter((id) => !found.has(id));
+    if (missing.length) throw invalid('TAG_NOT_FOUND', 'tagIds', `No tag ${missing.join(', ')} on this site.`);
+  }
+}
+
+/** customData needs a category with a structured schema and must match it (spec "Specific 422 conditions"). */
+async function checkCustomData(tx: Executor, siteId: string, customData: Record<string, unknown> | null, categoryIds: number[]) {
+  if (customData === null) return;
+  for (const id of categoryIds) {
+    const schema = await effectiveSchemaOf(tx, siteId, id);
+    if (!schema) continue;
+    const issues = validateFieldData(schema, customData, 'customData');
+    if (issues.length) throw issuesError('DATA_INVALID', issues);
+    return;
+  }
+  throw invalid('CUSTOM_DATA_NOT_ALLOWED', 'customData');
+}
+
+function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }) {
+  const result = richTextFromInput(input);
+  if (result && !result.ok) throw issuesError('BODY_INVALID', result.issues);
+  return result ? { body: toJson(result.value.doc), body_html: result.value.html, body_text: result.value.text } : null;
+}
+
+export async function createContent(db: Db, auth: Auth, input: ContentCreateInput) {
+  const siteId = auth.siteId;
+  const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
+  const status: ContentStatus = input.status ?? 'draft';
+  if (status === 'published' || status === 'scheduled') assertMayPublish(auth, auth.userId);
+  const scheduledAt = status === 'scheduled' ? futureScheduledAt(input.scheduledAt) : null;
+  const rendered = renderBody(input);
+  const categoryIds = toIds(input.categoryIds) ?? [];
+  const tagIds = toIds(input.tagIds) ?? [];
+  return db.transaction().execute(async (tx) => {
+    await checkRefs(tx, siteId, categoryIds, tagIds);
+    await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
+    let slug = input.slug;
+    if (slug) {
+      if (await repo.slugTaken(tx, siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
+    } else {
+      const base = slugify(input.title, 500) || 'post';
+      slug = nextFreeSlug(base, await repo.slugsLike(tx, siteId, locale, base), 500);
+    }
+    let group = input.translationGroup;
+    if (group) await assertLocaleFree(tx, 'contents', siteId, group, locale);
+    else group = newTranslationGroup();
+    const at = now();
+    const id = await repo.insertContent(tx, {
+      site_id: siteId, type: 'post', title: input.title, slug, status, excerpt: input.excerpt ?? null, locale, translation_group: group,
+      author_id: auth.userId, body: rendered?.body ?? null, body_html: rendered?.body_html ?? '', body_text: rendered?.body_text ?? '',
+      featured_image_url: input.featuredImageUrl ?? null, featured_image_alt: input.featuredImageAlt ?? null,
+      meta_title: input.metaTitle ?? null, meta_description: input.metaDescription ?? null, meta_keywords: input.metaKeywords ?? null,
+      canonical_url: input.canonicalUrl ?? null, og_image: input.ogImage ?? null, metadata: input.metadata ? toJson(input.metadata) : null,
+      custom_data: input.customData ? toJson(input.customData) : null, structured_data: input.structuredData ? toJson(input.structuredData) : null,
+      scheduled_at: scheduledAt, published_at: status === 'published' ? at : null, created_at: at, updated_at: at,
+    });
+    await repo.setCategories(tx, siteId, id, categoryIds);
+    await repo.setTags(tx, siteId, id, tagIds);
+    const row = await writeRevision(tx, siteId, id, auth.userId, 'create', null);
+    if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
+    if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
+    return toDetail(tx, siteId, row, {});
+  });
+}
+
+export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput) {
+  const siteId = auth.siteId;
+  const rendered = input.body !== undefined || input.bodyMarkdown !== undefined
+    ? renderBody(input) ?? { body: null, body_html: '', body_text: '' }
+    : undefined;
+  return db.transaction().execute(async (tx) => {
+    const v = visibilityOf(auth);
+    const row = await repo.findContent(tx, siteId, id, v);
+    if (!row) throw notFound('content');
+    const before = await snapshotOf(tx, siteId, row);
+    const status = input.status ?? row.status;
+    const statusChanged = status !== row.status;
+    // An update alone never unpublishes: only an explicit status does (spec "Content status").
+    if (statusChanged && (status === 'published' || status === 'scheduled')) assertMayPublish(auth, row.author_id);
+
+    const categoryIds = toIds(input.categoryIds);
+    const tagIds = toIds(input.tagIds);
+    await checkRefs(tx, siteId, categoryIds, tagIds);
+    if (input.customData !== undefined || categoryIds) {
+      const customData = input.customData !== undefined ? input.customData : parseJson<Record<string, unknown> | null>(row.custom_data, null);
+      await checkCustomData(tx, siteId, customData as Record<string, unknown> | null, categoryIds ?? (before.categoryIds as number[]));
+    }
+    if (input.slug && input.slug !== row.slug && (await repo.slugTaken(tx, siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
+
+    const at = now();
+    let scheduledAt: string | null | undefined;
+    let publishedAt: string | null | undefined;
+    if (status === 'scheduled' && (statusChanged || input.scheduledAt !== undefined)) {
+      scheduledAt = futureScheduledAt(input.scheduledAt !== undefined ? input.scheduledAt : row.scheduled_at);
+      await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt });
+    } else if (statusChanged && row.status === 'scheduled') {
+      scheduledAt = null;
+      await cancelJob(tx, siteId, jobKey(id));
+    }
+    if (statusChanged && status === 'published') publishedAt = row.published_at ?? at;
+
+    await repo.updateContent(tx, siteId, id, {
+      title: input.title, slug: input.slug, excerpt: input.excerpt, status: statusChanged ? status : undefined,
+      ...(rendered ?? {}),
+      featured_image_url: input.featuredImageUrl, featured_image_alt: input.featuredImageAlt,
+      meta_title: input.metaTitle, meta_description: input.metaDescription, meta_keywords: input.metaKeywords,
+      canonical_url: input.canonicalUrl, og_image: input.ogImage,
+      metadata: input.metadata === undefined ? undefined : input.metadata === null ? null : toJson(input.metadata),
+      custom_data: input.customData === undefined ? undefined : input.customData === null ? null : toJson(input.customData),
+      structured_data: input.structuredData === undefined ? undefined : input.structuredData === null ? null : toJson(input.structuredData),
+      scheduled_at: scheduledAt, published_at: publishedAt, updated_at: at,
+    });
+    if (categoryIds) await repo.setCategories(tx, siteId, id, categoryIds);
+    if (tagIds) await repo.setTags(tx, siteId, id, tagIds);
+    const action = !statusChanged ? 'update' : status === 'published' ? 'publish' : status === 'scheduled' ? 'schedule' : status === 'archived' ? 'archive' : 'update';
+    const updated = await writeRevision(tx, siteId, id, auth.userId, action, before);
+    if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
+    if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
+    return toDetail(tx, siteId, updated, {});
+  });
+}
+
+/**
+ * Bulk status changes (decisions C2, G16): one statement moves every listed content that is in
+ * one of `from` (skipping the rest), then one revision and one event per content changed, all in
+ * one transaction, so a failure changes and emits nothing.
+ */
+async function bulkTransition(db: Db, auth: Auth, ids: Array<number | string>, from: ContentStatus[], to: 'published' | 'archived') {
+  const list = toIds(ids)!;
+  return db.transaction().execute(async (tx) => {
+    const at = now();
+    const changed = await repo.transitionStatus(tx, auth.siteId, list, from, {
+      status: to, scheduled_at: null, updated_at: at,
+      ...(to === 'published' ? { published_at: sql<string>`coalesce(published_at, ${at})` as unknown as string } : {}),
+    }, visibilityOf(auth));
+    for (const row of changed) {
+      const id = Number(row.id);
+      await cancelJob(tx, auth.siteId, jobKey(id));
+      await writeRevision(tx, auth.siteId, id, auth.userId, to === 'published' ? 'publish' : 'archive', null);
+      await emitEvent(tx, auth.siteId, to === 'published' ? 'content.published' : 'content.archived', eventData(row));
+    }
+    return changed.length;
+  });
+}
+
+export function bulkPublish(db: Db, auth: Auth, ids: Array<number | string>) {
+  return bulkTransition(db, auth, ids, ['draft', 'scheduled', 'archived'], 'published');
+}
+
+export function bulkArchive(db: Db, auth: Auth, ids: Array<number | string>) {
+  return bulkTransition(db, auth, ids, ['draft', 'scheduled', 'published'], 'archived');
+}
+
+/** Deletes contents with their revisions, links and translation membership; irreversible. */
+export async function bulkDelete(db: Db, auth: Auth, ids: Array<number | string>) {
+  const list = toIds(ids)!;
+  return db.transaction().execute(async (tx) => {
+    const deleted = await repo.deleteContents(tx, auth.siteId, list, visibilityOf(auth));
+    for (const id of deleted) await cancelJob(tx, auth.siteId, jobKey(id));
+    return deleted.length;
+  });
+}
+
+/** The scheduler's job: publish a scheduled content that is due, once (decisions C2, G15). */
+export async function publishScheduled(db: Db, siteId: string, contentId: number): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const at = now();
+    const row = await repo.findContent(tx, siteId, contentId);
+    if (!row || row.status !== 'scheduled' || !row.scheduled_at) return false;
+    if (Date.parse(row.scheduled_at) > Date.now()) {
+      await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(contentId), payload: { contentId }, runAt: row.scheduled_at });
+      return false;
+    }
+    const [changed] = await repo.transitionStatus(tx, siteId, [contentId], ['scheduled'], {
+      status: 'published', scheduled_at: null, published_at: at, updated_at: at,
+    });
+    if (!changed) return false;
+    await writeRevision(tx, siteId, contentId, null, 'publish', null);
+    await emitEvent(tx, siteId, 'content.published', eventData(changed));
+    return true;
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Revisions
+
+export async function listRevisions(db: Executor, auth: Auth, id: number, page: { page: number; limit: number }) {
+  if (!(await repo.findContent(db, auth.siteId, id, visibilityOf(auth)))) throw notFound('content');
+  const { rows, total } = await repo.listRevisions(db, auth.siteId, id, page);
+  return {
+    data: rows.map((r) => ({
+      id: Number(r.id), contentId: Number(r.content_id), action: r.action, changedFields: parseJson<string[]>(r.changed_fields, []),
+      author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null, createdAt: r.created_at,
+    })),
+    meta: pageMeta(total, page.page, page.limit),
+  };
+}
+
+export async function getRevision(db: Executor, auth: Auth, id: number, revisionId: number) {
+  if (!(await repo.findContent(db, auth.siteId, id, visibilityOf(auth)))) throw notFound('content');
+  const r = await repo.findRevision(db, auth.siteId, id, revisionId);
+  if (!r) throw new AppError('REVISION_NOT_FOUND');
+  return {
+    id: Number(r.id), contentId: Number(r.content_id), action: r.action, changedFields: parseJson<string[]>(r.changed_fields, []),
+    author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null, createdAt: r.created_at,
+    snapshot: parseJson<Record<string, unknown>>(r.snapshot, {}),
+  };
+}
+
+/**
+ * Brings a revision's content back as a new revision. The status stays as it is (restoring never
+ * publishes or unpublishes); links to categories or tags deleted since are dropped.
+ */
+export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId: number) {
+  const revision = await getRevision(db, auth, id, revisionId);
+  const s = revision.snapshot as Record<string, any>;
+  return db.transaction().execute(async (tx) => {
+    const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
+    if (!row) throw notFound('content');
+    const before = await snapshotOf(tx, auth.siteId, row);
+    const body = s.body ? renderBody({ body: s.body }) : { body: null, body_html: '', body_text: '' };
+    const slugFree = !(await repo.slugTaken(tx, auth.siteId, row.locale, s.slug, id));
+    await repo.updateContent(tx, auth.siteId, id, {
+      title: s.title, slug: slugFree ? s.slug : row.slug, excerpt: s.excerpt, ...body,
+      featured_image_url: s.featuredImageUrl, featured_image_alt: s.featuredImageAlt, meta_title: s.metaTitle,
+      meta_description: s.metaDescription, meta_keywords: s.metaKeywords, canonical_url: s.canonicalUrl, og_image: s.ogImage,
+      metadata: s.metadata ? toJson(s.metadata) : null, custom_data: s.customData ? toJson(s.customData) : null,
+      structured_data: s.structuredData ? toJson(s.structuredData) : null, updated_at: now(),
+    });
+    const cats = [...(await repo.existingIds(tx, 'categories', auth.siteId, s.categoryIds ?? []))];
+    const tags = [...(await repo.existingIds(tx, 'tags', auth.siteId, s.tagIds ?? []))];
+    await repo.setCategories(tx, auth.siteId, id, (s.categoryIds ?? []).filter((c: number) => cats.includes(c)));
+    await repo.setTags(tx, auth.siteId, id, (s.tagIds ?? []).filter((t: number) => tags.includes(t)));
+    const updated = await writeRevision(tx, auth.siteId, id, auth.userId, 'restore', before);
+    return toDetail(tx, auth.siteId, updated, {});
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Translations (decisions G10)
+
+export async function contentTranslations(db: Executor, auth: Auth, id: number) {
+  const v = visibilityOf(auth);
+  const row = await repo.findContent(db, auth.siteId, id, v);
+  if (!row) throw notFound('content');
+  const { enabledLocales } = await getSiteLocales(db, auth.siteId);
+  const members = await repo.groupMembers(db, auth.siteId, row.translation_group, v);
+  const fields = (m: { title: string; excerpt: string | null; body_text: string }) => ({ title: m.title, excerpt: m.excerpt, body: m.body_text });
+  return translationStatus(
+    { locale: row.locale, fields: fields(row), published: row.status === 'published' },
+    members.map((m) => ({ locale: m.locale, fields: fields(m), published: m.status === 'published' })),
+    enabledLocales,
+  );
+}
+
+/** A draft copy in the target locale, in the same group; categories and tags map to their translations there. */
+export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: { targetLocale?: string; locale?: string }) {
+  const target = copyTargetLocale(await getSiteLocales(db, auth.siteId), body);
+  return db.transaction().execute(async (tx) => {
+    const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
+    if (!row) throw notFound('content');
+    await assertLocaleFree(tx, 'contents', auth.siteId, row.translation_group, target);
+    const links = await repo.linkedIds(tx, auth.siteId, id);
+    const slug = nextFreeSlug(row.slug, await repo.slugsLike(tx, auth.siteId, target, row.slug), 500);
+    const at = now();
+    // Columns listed one by one: the row may carry database-maintained columns (a search vector).
+    const newId = await repo.insertContent(tx, {
+      site_id: auth.siteId, type: row.type, title: row.title, slug, status: 'draft', excerpt: row.excerpt, locale: target,
+      translation_group: row.translation_group, author_id: auth.userId,
+      body: row.body === null ? null : toJson(parseJson(row.body, null)), body_html: row.body_html, body_text: row.body_text,
+      featured_image_url: row.featured_image_url, featured_image_alt: row.featured_image_alt, meta_title: row.meta_title,
+      meta_description: row.meta_description, meta_keywords: row.meta_keywords, canonical_url: row.canonical_url, og_image: row.og_image,
+      metadata: row.metadata === null ? null : toJson(parseJson(row.metadata, null)),
+      custom_data: row.custom_data === null ? null : toJson(parseJson(row.custom_data, null)),
+      structured_data: row.structured_data === null ? null : toJson(parseJson(row.structured_data, null)),
+      scheduled_at: null, published_at: null,
+      created_at: at, updated_at: at,
+    });
+    await repo.setCategories(tx, auth.siteId, newId, await translatedCategoryIds(tx, auth.siteId, links.categoryIds, target));
+    await repo.setTags(tx, auth.siteId, newId, await translatedTagIds(tx, auth.siteId, links.tagIds, target));
+    const created = await writeRevision(tx, auth.siteId, newId, auth.userId, 'create', null);
+    return toDetail(tx, auth.siteId, created, {});
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// For categories and tags
+
+export function contentCountsByCategory(db: Executor, siteId: string, ids: number[]) {
+  return repo.countByRef(db, 'content_categories', siteId, ids);
+}
+
+export function contentCountsByTag(db: Executor, siteId: string, ids: number[]) {
+  return repo.countByRef(db, 'content_tags', siteId, ids);
+}
+
+export function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }) {
+  return repo.contentsOfCategory(db, siteId, categoryId, page);
+}

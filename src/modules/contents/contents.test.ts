@@ -1,0 +1,503 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createSiteWithToken, createTokenFor, allScopesExcept, type TestContext } from '../../../test/helpers/app.js';
+import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await buildTestApp();
+});
+afterAll(() => ctx.close());
+
+interface SiteApi { api: Client; siteId: string; userId: string }
+async function site(locales: string[] = ['en']): Promise<SiteApi> {
+  const s = await createSiteWithToken(ctx.app);
+  const api = client(ctx.app, s.token);
+  if (locales.length > 1) expect((await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales })).status).toBe(200);
+  return { api, siteId: s.siteId, userId: s.userId };
+}
+
+async function post(api: Client, body: Record<string, unknown> = {}) {
+  const res = await api.post('/v1/contents', { type: 'post', title: 'A post', ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data;
+}
+
+async function outbox(siteId: string) {
+  return ctx.app.database.db.selectFrom('outbox_events').select(['type', 'payload']).where('site_id', '=', siteId).orderBy('id').execute()
+    .then((rows) => rows.map((r) => ({ type: r.type, data: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload })));
+}
+
+const future = (ms = 60_000) => new Date(Date.now() + ms).toISOString();
+
+describe('POST /v1/contents', () => {
+  it('creates a draft (201) with the detail shape, a slug from the title, the author and a first revision', async () => {
+    const { api, userId } = await site();
+    const res = await api.post('/v1/contents', { type: 'post', title: 'Hello, Wörld!', bodyMarkdown: '# Heading\n\nSome **bold** text.', excerpt: 'Short' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({
+      id: expect.any(Number), title: 'Hello, Wörld!', slug: 'hello-world', type: 'post', status: 'draft', excerpt: 'Short', locale: 'en',
+      featuredImage: null, categories: [], tags: [], author: { id: userId, fullName: 'Site owner' }, publishedAt: null, scheduledAt: null,
+      bodyHtml: '<h1>Heading</h1><p>Some <strong>bold</strong> text.</p>', alternates: [], customData: null,
+      meta: { metaTitle: null, metaDescription: null, metaKeywords: null, canonicalUrl: null, ogImage: null },
+    });
+    expect(res.body.data.body).toMatchObject({ type: 'doc' });
+    const revisions = await api.get(`/v1/contents/${res.body.data.id}/revisions`);
+    expect(revisions.body.data).toHaveLength(1);
+    expect(revisions.body.data[0]).toMatchObject({ action: 'create', author: { id: userId } });
+  });
+
+  it('sanitizes the body: scripts, event handlers and javascript: links come out harmless', async () => {
+    const { api } = await site();
+    const c = await post(api, { bodyMarkdown: '<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1)) and [ok](https://example.com)' });
+    // Raw HTML in markdown becomes escaped text; no tag, attribute or link can carry script.
+    expect(c.bodyHtml).not.toMatch(/<script/i);
+    expect(c.bodyHtml).not.toMatch(/<[^>]+\son\w+=/i);
+    expect(c.bodyHtml).not.toMatch(/href="\s*javascript:/i);
+    expect(c.bodyHtml).toContain('&lt;script&gt;');
+    expect(c.bodyHtml).toContain('<a href="https://example.com">ok</a>');
+  });
+
+  it('accepts a ProseMirror body and refuses an invalid one with 422 BODY_INVALID naming the path', async () => {
+    const { api } = await site();
+    const c = await post(api, { body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'From JSON' }] }] } });
+    expect(c.bodyHtml).toBe('<p>From JSON</p>');
+    const bad = await api.post('/v1/contents', { type: 'post', title: 'x', body: { type: 'doc', content: [{ type: 'heading', attrs: { level: 9 }, content: [{ type: 'text', text: 'x' }] }] } });
+    expect(bad.status).toBe(422);
+    expectErrorShape(bad.body, 422, 'BODY_INVALID');
+    expect(Object.keys(bad.body.errors)[0]).toMatch(/^body\.content\[0\]/);
+  });
+
+  it('holds every input limit at its boundary', async () => {
+    const { api } = await site();
+    await post(api, { title: 't'.repeat(500), slug: 's'.repeat(500), metaTitle: 'm'.repeat(255), metaDescription: 'd'.repeat(500), metaKeywords: 'k'.repeat(500), canonicalUrl: `https://a.test/${'c'.repeat(985)}`, ogImage: `https://a.test/${'o'.repeat(985)}` });
+    for (const [patch, field] of [
+      [{ title: 't'.repeat(501) }, 'title'], [{ title: '' }, 'title'], [{ slug: 's'.repeat(501) }, 'slug'], [{ metaTitle: 'm'.repeat(256) }, 'metaTitle'],
+      [{ metaDescription: 'd'.repeat(501) }, 'metaDescription'], [{ metaKeywords: 'k'.repeat(501) }, 'metaKeywords'],
+      [{ canonicalUrl: `https://a.test/${'c'.repeat(986)}` }, 'canonicalUrl'], [{ ogImage: `https://a.test/${'o'.repeat(986)}` }, 'ogImage'],
+      [{ type: 'page' }, 'type'], [{ status: 'live' }, 'status'],
+    ] as const) {
+      const res = await api.post('/v1/contents', { type: 'post', title: 'x', ...patch });
+      expect(res.status, JSON.stringify(patch).slice(0, 60)).toBe(422);
+      expect(Object.keys(res.body.errors)).toContain(field);
+    }
+    const noType = await api.post('/v1/contents', { title: 'x' });
+    expect(noType.status).toBe(422);
+    expect(noType.body.errors).toHaveProperty('type');
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(1);
+  });
+
+  it('suffixes generated slugs and refuses an explicit duplicate with 422 SLUG_TAKEN (per locale)', async () => {
+    const { api } = await site(['en', 'de']);
+    await post(api, { title: 'Same' });
+    expect((await post(api, { title: 'Same' })).slug).toBe('same-2');
+    const dup = await api.post('/v1/contents', { type: 'post', title: 'x', slug: 'same' });
+    expect(dup.status).toBe(422);
+    expectErrorShape(dup.body, 422, 'SLUG_TAKEN');
+    expect((await post(api, { title: 'x', slug: 'same', locale: 'de' })).slug).toBe('same');
+  });
+
+  it('refuses categoryIds and tagIds that are not the site\'s with 422', async () => {
+    const { api } = await site();
+    const other = await site();
+    const foreignCat = (await other.api.post('/v1/categories', { name: 'Foreign' })).body.data.id;
+    const foreignTag = (await other.api.post('/v1/tags', { name: 'Foreign' })).body.data.id;
+    const cat = await api.post('/v1/contents', { type: 'post', title: 'x', categoryIds: [foreignCat] });
+    expect(cat.status).toBe(422);
+    expectErrorShape(cat.body, 422, 'CATEGORY_NOT_FOUND');
+    expect(cat.body.errors).toHaveProperty('categoryIds');
+    const tag = await api.post('/v1/contents', { type: 'post', title: 'x', tagIds: [String(foreignTag)] });
+    expect(tag.status).toBe(422);
+    expectErrorShape(tag.body, 422, 'TAG_NOT_FOUND');
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(0);
+  });
+
+  it('links categories and tags (ids as numbers or strings) and reports them in order', async () => {
+    const { api } = await site();
+    const c1 = (await api.post('/v1/categories', { name: 'One' })).body.data;
+    const c2 = (await api.post('/v1/categories', { name: 'Two' })).body.data;
+    const t1 = (await api.post('/v1/tags', { name: 'Tag' })).body.data;
+    const c = await post(api, { categoryIds: [c2.id, String(c1.id)], tagIds: [t1.id] });
+    expect(c.categories).toEqual([{ id: c2.id, name: 'Two', slug: 'two' }, { id: c1.id, name: 'One', slug: 'one' }]);
+    expect(c.tags).toEqual([{ id: t1.id, name: 'Tag', slug: 'tag' }]);
+  });
+});
+
+describe('customData and structured categories', () => {
+  it('refuses customData without a structured category, validates it against the effective schema, and accepts valid data', async () => {
+    const { api } = await site();
+    const plain = (await api.post('/v1/categories', { name: 'Plain' })).body.data;
+    const recipes = (await api.post('/v1/categories', { name: 'Recipes', contentMode: 'structured', schema: [{ name: 'minutes', type: 'number', required: true }] })).body.data;
+    const sub = (await api.post('/v1/categories', { name: 'Soups', parentId: recipes.id, contentMode: 'structured', schemaSource: 'inherit' })).body.data;
+    const none = await api.post('/v1/contents', { type: 'post', title: 'x', customData: { minutes: 5 } });
+    expect(none.status).toBe(422);
+    expectErrorShape(none.body, 422, 'CUSTOM_DATA_NOT_ALLOWED');
+    const plainCat = await api.post('/v1/contents', { type: 'post', title: 'x', categoryIds: [plain.id], customData: { minutes: 5 } });
+    expect(plainCat.status).toBe(422);
+    const wrong = await api.post('/v1/contents', { type: 'post', title: 'x', categoryIds: [sub.id], customData: { minutes: 'five' } });
+    expect(wrong.status).toBe(422);
+    expectErrorShape(wrong.body, 422, 'DATA_INVALID');
+    expect(Object.keys(wrong.body.errors)).toEqual(['customData.minutes']);
+    const ok = await post(api, { categoryIds: [sub.id], customData: { minutes: 20 } });
+    expect(ok.customData).toEqual({ minutes: 20 });
+    const moved = await api.put(`/v1/contents/${ok.id}`, { categoryIds: [plain.id] });
+    expect(moved.status).toBe(422);
+  });
+});
+
+describe('status rules', () => {
+  it('needs a future scheduledAt for scheduled (422 otherwise) and writes the publish job', async () => {
+    const { api, siteId } = await site();
+    const missing = await api.post('/v1/contents', { type: 'post', title: 'x', status: 'scheduled' });
+    expect(missing.status).toBe(422);
+    expectErrorShape(missing.body, 422, 'SCHEDULED_AT_REQUIRED');
+    expect(missing.body.errors).toHaveProperty('scheduledAt');
+    const past = await api.post('/v1/contents', { type: 'post', title: 'x', status: 'scheduled', scheduledAt: new Date(Date.now() - 1000).toISOString() });
+    expect(past.status).toBe(422);
+    expectErrorShape(past.body, 422, 'SCHEDULED_AT_PAST');
+    const at = future();
+    const ok = await post(api, { status: 'scheduled', scheduledAt: at });
+    expect(ok).toMatchObject({ status: 'scheduled', scheduledAt: at, publishedAt: null });
+    const jobs = await ctx.app.database.db.selectFrom('jobs').select(['type', 'run_at']).where('site_id', '=', siteId).execute();
+    expect(jobs).toEqual([{ type: 'content.publish', run_at: at }]);
+  });
+
+  it('publishes on create with publishedAt and one content.published event', async () => {
+    const { api, siteId } = await site();
+    const c = await post(api, { status: 'published' });
+    expect(c.status).toBe('published');
+    expect(Date.parse(c.publishedAt)).toBeGreaterThan(Date.now() - 10_000);
+    expect(await outbox(siteId)).toEqual([{ type: 'content.published', data: { id: c.id, title: 'A post', slug: c.slug, locale: 'en', status: 'published', publishedAt: c.publishedAt } }]);
+  });
+
+  it('never unpublishes on an update without status; PUT to draft does', async () => {
+    const { api } = await site();
+    const c = await post(api, { status: 'published' });
+    const upd = await api.put(`/v1/contents/${c.id}`, { title: 'Edited' });
+    expect(upd.body.data).toMatchObject({ title: 'Edited', status: 'published', publishedAt: c.publishedAt });
+    const draft = await api.put(`/v1/contents/${c.id}`, { status: 'draft' });
+    expect(draft.body.data.status).toBe('draft');
+  });
+
+  it('needs contents.publish to set published or scheduled, on create and on PUT', async () => {
+    const { siteId } = await site();
+    const writer = await createTokenFor(ctx.app, siteId, { scopes: allScopesExcept('contents.publish') });
+    const api = client(ctx.app, writer.token);
+    const created = await api.post('/v1/contents', { type: 'post', title: 'x', status: 'published' });
+    expect(created.status).toBe(403);
+    const c = await post(api);
+    const put = await api.put(`/v1/contents/${c.id}`, { status: 'published' });
+    expect(put.status).toBe(403);
+    expectErrorShape(put.body, 403, 'MISSING_SCOPE');
+    const sched = await api.put(`/v1/contents/${c.id}`, { status: 'scheduled', scheduledAt: future() });
+    expect(sched.status).toBe(403);
+    expect((await api.put(`/v1/contents/${c.id}`, { status: 'archived' })).status).toBe(200);
+    expect((await api.get(`/v1/contents/${c.id}`)).body.status).toBe('archived');
+  });
+
+  it('emits content.archived when a PUT archives a published content', async () => {
+    const { api, siteId } = await site();
+    const c = await post(api, { status: 'published' });
+    await api.put(`/v1/contents/${c.id}`, { status: 'archived' });
+    expect((await outbox(siteId)).map((e) => e.type)).toEqual(['content.published', 'content.archived']);
+  });
+});
+
+describe('bulk operations (decisions G16)', () => {
+  it('refuses 51 ids with 422 and changes nothing', async () => {
+    const { api, siteId } = await site();
+    const c = await post(api);
+    const ids = [c.id, ...Array.from({ length: 50 }, (_, i) => 900000 + i)];
+    const res = await api.post('/v1/contents/bulk/publish', { ids });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toHaveProperty('ids');
+    expect((await api.get(`/v1/contents/${c.id}`)).body.status).toBe('draft');
+    expect(await outbox(siteId)).toEqual([]);
+    expect((await api.post('/v1/contents/bulk/publish', { ids: [] })).status).toBe(422);
+  });
+
+  it('publishes draft and scheduled contents among 50 mixed ids, skips published and unknown ones, and counts only changes', async () => {
+    const { api, siteId } = await site();
+    const other = await site();
+    const drafts = [await post(api), await post(api)];
+    const scheduled = await post(api, { status: 'scheduled', scheduledAt: future() });
+    const published = await post(api, { status: 'published' });
+    const foreign = await post(other.api);
+    const ids = [...drafts.map((d) => d.id), scheduled.id, published.id, foreign.id, drafts[0].id, ...Array.from({ length: 44 }, (_, i) => 800000 + i)];
+    expect(ids).toHaveLength(50);
+    const res = await api.post('/v1/contents/bulk/publish', { ids });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ published: 3 });
+    const events = await outbox(siteId);
+    expect(events.filter((e) => e.type === 'content.published').map((e) => e.data.id).sort()).toEqual([published.id, ...drafts.map((d) => d.id), scheduled.id].sort());
+    expect(events).toHaveLength(4); // one from creating `published`, three from the bulk
+    for (const c of [...drafts, scheduled]) {
+      const got = (await api.get(`/v1/contents/${c.id}`)).body;
+      expect(got.status).toBe('published');
+      expect(got.publishedAt).toEqual(expect.any(String));
+      expect(got.scheduledAt).toBeNull();
+    }
+    expect((await other.api.get(`/v1/contents/${foreign.id}`)).body.status).toBe('draft');
+    expect(await ctx.app.database.db.selectFrom('jobs').select('id').where('site_id', '=', siteId).execute()).toEqual([]);
+    const revisions = await api.get(`/v1/contents/${scheduled.id}/revisions`);
+    expect(revisions.body.data[0].action).toBe('publish');
+  });
+
+  it('archives (with one content.archived each) and deletes in bulk, skipping what does not change', async () => {
+    const { api, siteId } = await site();
+    const a = await post(api, { status: 'published' });
+    const b = await post(api, { status: 'published' });
+    const archived = await api.post('/v1/contents/bulk/archive', { ids: [a.id, b.id] });
+    expect(archived.body).toEqual({ archived: 2 });
+    expect((await api.post('/v1/contents/bulk/archive', { ids: [a.id] })).body).toEqual({ archived: 0 });
+    expect((await outbox(siteId)).filter((e) => e.type === 'content.archived')).toHaveLength(2);
+    const deleted = await api.post('/v1/contents/bulk/delete', { ids: [a.id, b.id, a.id, 999999] });
+    expect(deleted.body).toEqual({ deleted: 2 });
+    expect((await api.get(`/v1/contents/${a.id}`)).status).toBe(404);
+    const revs = await ctx.app.database.db.selectFrom('content_revisions').select('id').where('content_id', 'in', [a.id, b.id]).execute();
+    expect(revs).toEqual([]);
+  });
+});
+
+describe('scheduled publishing', () => {
+  it('publishes a due content from the jobs table, once, with a revision and one content.published', async () => {
+    const { api, siteId } = await site();
+    const c = await post(api, { status: 'scheduled', scheduledAt: future(1200) });
+    expect(await ctx.app.worker.runDueJobs()).toBe(0);
+    await new Promise((r) => setTimeout(r, 1300));
+    const started = Date.now();
+    expect(await ctx.app.worker.runDueJobs()).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const got = (await api.get(`/v1/contents/${c.id}`)).body;
+    expect(got.status).toBe('published');
+    expect(got.publishedAt).toEqual(expect.any(String));
+    expect((await outbox(siteId)).map((e) => [e.type, e.data.id])).toEqual([['content.published', c.id]]);
+    expect((await api.get(`/v1/contents/${c.id}/revisions`)).body.data[0]).toMatchObject({ action: 'publish', author: null });
+    expect(await ctx.app.worker.runDueJobs()).toBe(0);
+  });
+
+  it('moves the job when scheduledAt changes and drops it when the status leaves scheduled', async () => {
+    const { api, siteId } = await site();
+    const c = await post(api, { status: 'scheduled', scheduledAt: future(60_000) });
+    const later = future(120_000);
+    await api.put(`/v1/contents/${c.id}`, { scheduledAt: later });
+    const jobs = () => ctx.app.database.db.selectFrom('jobs').select(['run_at']).where('site_id', '=', siteId).execute();
+    expect(await jobs()).toEqual([{ run_at: later }]);
+    const past = await api.put(`/v1/contents/${c.id}`, { scheduledAt: new Date(Date.now() - 5000).toISOString() });
+    expect(past.status).toBe(422);
+    await api.put(`/v1/contents/${c.id}`, { status: 'draft' });
+    expect(await jobs()).toEqual([]);
+  });
+});
+
+describe('revisions (decisions C3)', () => {
+  it('lists revisions newest first with the changed fields, and restores one as a new revision', async () => {
+    const { api } = await site();
+    const c = await post(api, { title: 'First title', bodyMarkdown: 'Version one' });
+    await api.put(`/v1/contents/${c.id}`, { title: 'Second title', bodyMarkdown: 'Version two' });
+    await api.put(`/v1/contents/${c.id}`, { excerpt: 'Now with excerpt' });
+    const list = await api.get(`/v1/contents/${c.id}/revisions`);
+    expect(list.body.meta.total).toBe(3);
+    expect(list.body.data.map((r: any) => r.action)).toEqual(['update', 'update', 'create']);
+    expect(list.body.data[0].changedFields).toEqual(['excerpt']);
+    expect(list.body.data[1].changedFields).toEqual(['title', 'body']);
+    const first = list.body.data[2];
+    const detail = await api.get(`/v1/contents/${c.id}/revisions/${first.id}`);
+    expect(detail.body.data.snapshot).toMatchObject({ title: 'First title', excerpt: null });
+    const restored = await api.post(`/v1/contents/${c.id}/revisions/${first.id}/restore`);
+    expect(restored.status).toBe(200);
+    expect(restored.body.data).toMatchObject({ title: 'First title', excerpt: null, bodyHtml: '<p>Version one</p>', status: 'draft' });
+    const after = await api.get(`/v1/contents/${c.id}/revisions`);
+    expect(after.body.data[0]).toMatchObject({ action: 'restore', changedFields: ['title', 'excerpt', 'body'] });
+    expect((await api.get(`/v1/contents/${c.id}/revisions/999999`)).status).toBe(404);
+  });
+});
+
+describe('GET /v1/contents', () => {
+  it('lists summaries without a body, with categories, tags and author', async () => {
+    const { api } = await site();
+    const cat = (await api.post('/v1/categories', { name: 'News' })).body.data;
+    await post(api, { title: 'Listed', categoryIds: [cat.id], bodyMarkdown: 'secret body' });
+    const res = await api.get('/v1/contents');
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({ total: 1, perPage: 15, currentPage: 1, lastPage: 1 });
+    const item = res.body.data[0];
+    expect(item).not.toHaveProperty('bodyHtml');
+    expect(item).not.toHaveProperty('body');
+    expect(item.categories).toEqual([{ id: cat.id, name: 'News', slug: 'news' }]);
+    expect(item.author.fullName).toBe('Site owner');
+  });
+
+  it('filters by every list filter', async () => {
+    const { api, siteId } = await site(['en', 'de']);
+    const cat = (await api.post('/v1/categories', { name: 'Cat' })).body.data;
+    const structured = (await api.post('/v1/categories', { name: 'Struct', contentMode: 'structured', schema: [{ name: 'x', type: 'string' }] })).body.data;
+    const tag = (await api.post('/v1/tags', { name: 'Tag' })).body.data;
+    const a = await post(api, { title: 'Alpha', categoryIds: [cat.id], tagIds: [tag.id], featuredImageUrl: 'https://cdn.test/a.png', status: 'published' });
+    const b = await post(api, { title: 'Bravo', categoryIds: [structured.id] });
+    const c = await post(api, { title: 'Charlie', locale: 'de', status: 'scheduled', scheduledAt: future() });
+    const writer = await createTokenFor(ctx.app, siteId, { newUser: 'Writer' });
+    const d = await post(client(ctx.app, writer.token), { title: 'Delta', status: 'archived' });
+    const titles = async (q: string) => (await api.get(`/v1/contents?sortBy=title&sortOrder=asc&${q}`)).body.data.map((x: any) => x.title);
+    expect(await titles('status=published')).toEqual(['Alpha']);
+    expect(await titles('status=scheduled')).toEqual(['Charlie']);
+    expect(await titles(`categoryIds[]=${cat.id}&categoryIds[]=${structured.id}`)).toEqual(['Alpha', 'Bravo']);
+    expect(await titles(`tagIds[]=${tag.id}`)).toEqual(['Alpha']);
+    expect(await titles(`authorId=${writer.userId}`)).toEqual(['Delta']);
+    expect(await titles('slug=bravo')).toEqual(['Bravo']);
+    expect(await titles('slugs[]=alpha&slugs[]=delta')).toEqual(['Alpha', 'Delta']);
+    expect(await titles(`ids[]=${a.id}&ids[]=${c.id}`)).toEqual(['Alpha', 'Charlie']);
+    expect(await titles(`excludeIds[]=${a.id}&excludeIds[]=${b.id}`)).toEqual(['Charlie', 'Delta']);
+    expect(await titles('uncategorized=true')).toEqual(['Charlie', 'Delta']);
+    expect(await titles('untagged=false')).toEqual(['Alpha']);
+    expect(await titles('hasFeaturedImage=true')).toEqual(['Alpha']);
+    expect(await titles('contentMode=structured')).toEqual(['Bravo']);
+    expect(await titles('contentMode=standard')).toEqual(['Alpha', 'Charlie', 'Delta']);
+    expect(await titles('locale=de')).toEqual(['Charlie']);
+    expect(await titles(`translationGroup=${d.translationGroup}`)).toEqual(['Delta']);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await titles(`publishedFrom=${today}&publishedTo=${today}`)).toEqual(['Alpha']);
+    expect(await titles('publishedTo=2001-01-01')).toEqual([]);
+    expect(await titles(`dateFrom=${today}`)).toHaveLength(4);
+    expect(await titles('type=post')).toHaveLength(4);
+    expect((await api.get('/v1/contents?sortBy=body')).status).toBe(422);
+    expect((await api.get('/v1/contents?status=live')).status).toBe(422);
+    expect((await api.get('/v1/contents?limit=101')).status).toBe(422);
+  });
+
+  it('sorts by title, slug, created_at, updated_at and published_at', async () => {
+    const { api } = await site();
+    for (const t of ['b', 'c', 'a']) await post(api, { title: t });
+    const order = async (q: string) => (await api.get(`/v1/contents?${q}`)).body.data.map((x: any) => x.title);
+    expect(await order('sortBy=title&sortOrder=asc')).toEqual(['a', 'b', 'c']);
+    expect(await order('sortBy=slug&sortOrder=desc')).toEqual(['c', 'b', 'a']);
+    expect(await order('')).toEqual(['a', 'c', 'b']);
+    expect(await order('sortBy=created_at&sortOrder=asc')).toEqual(['b', 'c', 'a']);
+    expect((await api.get('/v1/contents?sortBy=published_at')).status).toBe(200);
+    expect((await api.get('/v1/contents?sortBy=updated_at&sortOrder=desc')).status).toBe(200);
+  });
+});
+
+describe('GET /v1/contents/:id and /v1/contents/slug/:slug', () => {
+  it('answers the bare detail by id and { data } by slug, in the given locale', async () => {
+    const { api } = await site(['en', 'de']);
+    const c = await post(api, { title: 'Same slug', slug: 'same' });
+    const de = await post(api, { title: 'Gleicher Slug', slug: 'same', locale: 'de' });
+    const byId = await api.get(`/v1/contents/${c.id}`);
+    expect(byId.body).not.toHaveProperty('data');
+    expect(byId.body.id).toBe(c.id);
+    expect((await api.get('/v1/contents/slug/same')).body.data.id).toBe(c.id);
+    expect((await api.get('/v1/contents/slug/same?locale=de')).body.data.id).toBe(de.id);
+    expect((await api.get('/v1/contents/slug/nothing')).status).toBe(404);
+    expect((await api.get('/v1/contents/999999')).status).toBe(404);
+  });
+
+  it('builds Article and FAQ JSON-LD from structuredData', async () => {
+    const { api } = await site();
+    const c = await post(api, { title: 'Guide', excerpt: 'How to', status: 'published', structuredData: { article: { enabled: true, type: 'BlogPosting' }, faq: [{ question: 'Why?', answer: 'Because.' }] } });
+    expect(c.jsonLd).toEqual([
+      expect.objectContaining({ '@type': 'BlogPosting', headline: 'Guide', description: 'How to', datePublished: c.publishedAt, author: { '@type': 'Person', name: 'Site owner' } }),
+      { '@context': 'https://schema.org', '@type': 'FAQPage', mainEntity: [{ '@type': 'Question', name: 'Why?', acceptedAnswer: { '@type': 'Answer', text: 'Because.' } }] },
+    ]);
+  });
+});
+
+describe('translations of contents', () => {
+  it('answers alternates, translation status and a draft copy in the target locale with translated categories', async () => {
+    const { api } = await site(['en', 'de', 'fr']);
+    const cat = (await api.post('/v1/categories', { name: 'News' })).body.data;
+    const catDe = (await api.post(`/v1/categories/${cat.id}/copy-to-locale`, { targetLocale: 'de' })).body.data;
+    const en = await post(api, { title: 'Hello', excerpt: 'Hi', bodyMarkdown: 'Body', categoryIds: [cat.id], status: 'published' });
+    const copy = await api.post(`/v1/contents/${en.id}/copy-to-locale`, { targetLocale: 'de' });
+    expect(copy.status).toBe(200);
+    expect(copy.body.data).toMatchObject({ locale: 'de', status: 'draft', title: 'Hello', slug: en.slug, translationGroup: en.translationGroup, bodyHtml: '<p>Body</p>', categories: [{ id: catDe.id, name: 'News', slug: 'news' }] });
+    expect((await api.get(`/v1/contents/${en.id}`)).body.alternates).toEqual([{ locale: 'de', id: copy.body.data.id, slug: en.slug }]);
+    expect((await api.get(`/v1/contents/${en.id}/translations`)).body.data).toEqual({ en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'missing' } });
+    const again = await api.post(`/v1/contents/${en.id}/copy-to-locale`, { locale: 'de' });
+    expect(again.status).toBe(409);
+    expectErrorShape(again.body, 409, 'TRANSLATION_EXISTS');
+    expect((await api.get(`/v1/contents?translationGroup=${en.translationGroup}`)).body.meta.total).toBe(2);
+  });
+});
+
+describe('delivery tokens and .own scopes (decisions G12, G13)', () => {
+  it('show a delivery token only published contents: others are 404 and left out of lists', async () => {
+    const { api, siteId } = await site();
+    const pub = await post(api, { status: 'published', title: 'Public' });
+    const draft = await post(api, { title: 'Draft' });
+    const sched = await post(api, { status: 'scheduled', scheduledAt: future() });
+    const arch = await post(api, { status: 'archived' });
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: 'all' })).token);
+    expect((await delivery.get(`/v1/contents/${pub.id}`)).status).toBe(200);
+    for (const c of [draft, sched, arch]) expect((await delivery.get(`/v1/contents/${c.id}`)).status).toBe(404);
+    expect((await delivery.get(`/v1/contents/slug/${draft.slug}`)).status).toBe(404);
+    const list = await delivery.get('/v1/contents');
+    expect(list.body.data.map((c: any) => c.id)).toEqual([pub.id]);
+    expect((await delivery.post('/v1/contents', { type: 'post', title: 'x' })).status).toBe(403);
+  });
+
+  it('limit a .own token to its user\'s contents', async () => {
+    const { api, siteId } = await site();
+    const others = await post(api, { title: 'Owner post' });
+    const writer = await createTokenFor(ctx.app, siteId, { newUser: 'Writer', scopes: ['contents.view.own', 'contents.create', 'contents.update.own', 'contents.delete.own', 'contents.publish.own'] });
+    const w = client(ctx.app, writer.token);
+    const mine = await post(w, { title: 'Mine' });
+    expect((await w.get('/v1/contents')).body.data.map((c: any) => c.id)).toEqual([mine.id]);
+    expect((await w.get(`/v1/contents/${others.id}`)).status).toBe(404);
+    expect((await w.put(`/v1/contents/${others.id}`, { title: 'Hijacked' })).status).toBe(404);
+    expect((await w.put(`/v1/contents/${mine.id}`, { status: 'published' })).status).toBe(200);
+    expect((await w.post('/v1/contents/bulk/delete', { ids: [others.id, mine.id] })).body).toEqual({ deleted: 1 });
+    expect((await api.get(`/v1/contents/${others.id}`)).body.title).toBe('Owner post');
+  });
+});
+
+describe('categories and tags stay true to the contents', () => {
+  it('counts linked contents, lists a category\'s contents, and deleting a category or tag removes only the link', async () => {
+    const { api } = await site();
+    const cat = (await api.post('/v1/categories', { name: 'News' })).body.data;
+    const tag = (await api.post('/v1/tags', { name: 'Hot' })).body.data;
+    const a = await post(api, { title: 'A', categoryIds: [cat.id], tagIds: [tag.id] });
+    await post(api, { title: 'B', categoryIds: [cat.id] });
+    expect((await api.get(`/v1/categories/${cat.id}`)).body).toMatchObject({ contentCount: 2, contents: { meta: { total: 2 } } });
+    expect((await api.get(`/v1/categories/${cat.id}?limit=1`)).body.contents.data).toEqual([{ id: expect.any(Number), title: 'B', slug: 'b', status: 'draft' }]);
+    expect((await api.get('/v1/categories/tree')).body.data[0].contentCount).toBe(2);
+    expect((await api.get(`/v1/tags/${tag.id}`)).body.data.contentCount).toBe(1);
+    expect((await api.get('/v1/tags')).body.data[0].contentCount).toBe(1);
+    await api.delete(`/v1/categories/${cat.id}`);
+    await api.delete(`/v1/tags/${tag.id}`);
+    const after = (await api.get(`/v1/contents/${a.id}`)).body;
+    expect(after.categories).toEqual([]);
+    expect(after.tags).toEqual([]);
+  });
+});
+
+describe('GET /v1/contents/search', () => {
+  it('ranks title above body, highlights with <mark>, honours list filters and answers the list shape', async () => {
+    const { api, siteId } = await site();
+    const inBody = await post(api, { title: 'Weekly notes', bodyMarkdown: 'We tried a new espresso machine today.', status: 'published' });
+    const inTitle = await post(api, { title: 'Espresso <basics> & more', bodyMarkdown: 'Grind, tamp, pull.', status: 'published' });
+    await post(api, { title: 'Espresso draft', bodyMarkdown: 'Unpublished.' });
+    const res = await api.get('/v1/contents/search?q=espresso&status=published');
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({ total: 2, perPage: 15, currentPage: 1, lastPage: 1 });
+    expect(res.body.data.map((c: any) => c.id)).toEqual([inTitle.id, inBody.id]);
+    expect(res.body.data[0].highlights.title).toBe('<mark>Espresso</mark> &lt;basics&gt; &amp; more');
+    expect(res.body.data[1].highlights.body).toContain('<mark>espresso</mark>');
+    expect(res.body.data[0]).toMatchObject({ categories: [], tags: [], author: { fullName: 'Site owner' } });
+    expect(res.body.data[0]).not.toHaveProperty('bodyHtml');
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: 'all' })).token);
+    expect((await delivery.get('/v1/contents/search?q=espresso')).body.meta.total).toBe(2);
+    expect((await api.get('/v1/contents/search?q=espresso')).body.meta.total).toBe(3);
+  });
+
+  it('treats any text as words and never fails on it', async () => {
+    const { api } = await site();
+    await post(api, { title: 'Multi-agent systems', status: 'published' });
+    expect((await api.get('/v1/contents/search?q=multi-agent')).body.meta.total).toBe(1);
+    for (const q of ['"', "it's", 'AND', 'OR NOT', '*', '(', 'NEAR(a b)', ':', '😀', 'a\\b', '%_']) {
+      const res = await api.get(`/v1/contents/search?q=${encodeURIComponent(q)}`);
+      expect(res.status, q).toBe(200);
+      expect(res.body).toMatchObject({ data: expect.any(Array), meta: expect.any(Object) });
+    }
+    expect((await api.get('/v1/contents/search')).status).toBe(422);
+  });
+});
