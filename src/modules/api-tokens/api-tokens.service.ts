@@ -82,6 +82,19 @@ export interface VerifiedToken {
   scopes: ReadonlySet<string>;
 }
 
+// Tokens share a few scope lists (often "all": 200+ scopes); parse each list once, not per request.
+const scopeSets = new Map<string, ReadonlySet<string>>();
+function scopeSet(raw: unknown): ReadonlySet<string> {
+  const key = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  let set = scopeSets.get(key);
+  if (!set) {
+    if (scopeSets.size > 1000) scopeSets.clear();
+    set = new Set(parseJson<string[]>(raw, []));
+    scopeSets.set(key, set);
+  }
+  return set;
+}
+
 // last_used_at is written at most once a minute per token, off the request path.
 const TOUCH_INTERVAL_MS = 60_000;
 const lastTouched = new Map<string, number>();
@@ -106,7 +119,7 @@ export async function verifyToken(db: Executor, raw: string): Promise<VerifiedTo
     siteId: row.site_id,
     userId: row.user_id,
     kind: row.kind,
-    scopes: new Set(parseJson<string[]>(row.scopes, [])),
+    scopes: scopeSet(row.scopes),
   };
 }
 
