@@ -3,9 +3,6 @@ import type { AppModule } from '../types.js';
 import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus } from '../../shared/schemas.js';
 import * as S from './contents.schemas.js';
 import * as service from './contents.service.js';
-import { searchContents } from './contents.search.js';
-import { applyContentFilters, applyVisibility } from './contents.repository.js';
-import { pageMeta } from '../../shared/pagination.js';
 import { notFound } from '../../shared/errors.js';
 
 const tags = ['Contents'];
@@ -50,13 +47,7 @@ export const contentsModule: AppModule = {
         description: 'Honours every list filter. The text is treated as words, never as query syntax. Sorted by relevance unless sortBy is given.',
         querystring: S.ContentSearchQuery, response: { 200: Paginated(S.SearchResult) },
       },
-    }, async (req) => {
-      const { q, page, limit } = req.query;
-      const visibility = service.visibilityOf(req.auth);
-      const { hits, total } = await searchContents(db, dialect, req.auth.siteId, q,
-        (qb) => applyContentFilters(applyVisibility(qb, visibility), req.query), { page, limit });
-      return { data: await service.searchResults(db, req.auth.siteId, hits), meta: pageMeta(total, page, limit) };
-    });
+    }, async (req) => service.searchContents(db, dialect, req.auth, req.query));
 
     app.post('/contents/bulk/publish', {
       config: { scope: 'contents.publish' },

@@ -162,11 +162,14 @@ export const ContentListFilters = {
 
 export const SORT_FIELDS = ['created_at', 'updated_at', 'published_at', 'title', 'slug'] as const;
 export const ContentListQuery = listQuerySchema(SORT_FIELDS, ContentListFilters, { defaultSort: 'created_at desc' });
-export const ContentSearchQuery = listQuerySchema(SORT_FIELDS, {
+/** The list query without sorting: search results come in relevance order (title > slug > body). */
+const { sortBy: _sortBy, sortOrder: _sortOrder, ...listWithoutSort } = ContentListQuery.properties;
+export const ContentSearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 500, description: 'Search text: words, never query syntax' }),
-  ...ContentListFilters,
-}, { defaultSort: 'relevance' });
+  ...listWithoutSort,
+});
 export type ContentListQueryValue = Static<typeof ContentListQuery>;
+export type ContentSearchQueryValue = Static<typeof ContentSearchQuery>;
 
 export const SearchResult = Type.Object({
   ...ContentSummary.properties,

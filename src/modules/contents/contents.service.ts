@@ -13,7 +13,9 @@ import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
 import { effectiveSchemaOf, translatedCategoryIds } from '../categories/categories.service.js';
 import { translatedTagIds } from '../tags/tags.service.js';
 import * as repo from './contents.repository.js';
-import type { ContentCreateInput, ContentListQueryValue, ContentStatus, ContentUpdateInput } from './contents.schemas.js';
+import { searchContents as search } from './contents.search.js';
+import type { DialectName } from '../../db/connect.js';
+import type { ContentCreateInput, ContentListQueryValue, ContentSearchQueryValue, ContentStatus, ContentUpdateInput } from './contents.schemas.js';
 
 type ContentRow = repo.ContentRow;
 type Auth = Pick<AuthContext, 'siteId' | 'userId' | 'access' | 'kind' | 'scopes'>;
@@ -171,11 +173,15 @@ export async function getContentBySlug(db: Executor, auth: Auth, slug: string, l
   return toDetail(db, auth.siteId, row, v);
 }
 
-/** Search hits in rank order, as list summaries plus highlights. */
-export async function searchResults(db: Executor, siteId: string, hits: Array<{ id: number; titleHighlight: string; bodyHighlight: string }>) {
-  const rows = await repo.summariesByIds(db, siteId, hits.map((h) => h.id));
-  const byId = new Map((await summaries(db, siteId, rows)).map((s) => [s.id, s]));
-  return hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
+/** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
+export async function searchContents(db: Executor, dialect: DialectName, auth: Auth, query: ContentSearchQueryValue) {
+  const visibility = visibilityOf(auth);
+  const { hits, total } = await search(db, dialect, auth.siteId, query.q,
+    (qb) => repo.applyContentFilters(repo.applyVisibility(qb, visibility), query), query);
+  const rows = await repo.summariesByIds(db, auth.siteId, hits.map((h) => h.id));
+  const byId = new Map((await summaries(db, auth.siteId, rows)).map((s) => [s.id, s]));
+  const data = hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
+  return { data, meta: pageMeta(total, query.page, query.limit) };
 }
 
 // ------------------------------------------------------------------------------------------------
