@@ -18,6 +18,8 @@ export interface Config {
   pgSchema?: string;
   /** The in-process worker (scheduled publishing, webhook delivery): on by default, polling every pollMs. */
   worker: { enabled: boolean; pollMs: number };
+  /** Webhook delivery: the time a receiver has to answer, and how many deliveries in a row may fail before the webhook is disabled. */
+  webhooks: { timeoutMs: number; maxFailures: number };
   /** Print the first-start token (server only; tests and CLI keep it quiet). */
   bootstrapOnEmpty: boolean;
 }
@@ -97,6 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     allowPrivateNetwork: boolean(env, 'CAIRN_ALLOW_PRIVATE_NETWORK', false),
     bodyLimit: integer(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     worker: { enabled: boolean(env, 'CAIRN_WORKER', true), pollMs: integer(env, 'WORKER_POLL_MS', 1000, 50, 60_000) },
+    webhooks: {
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      maxFailures: integer(env, 'WEBHOOK_MAX_FAILURES', 20, 1, 10_000),
+    },
     bootstrapOnEmpty: false,
     ...overrides,
   };

@@ -6,6 +6,7 @@ import { variablesModule } from './variables/variables.routes.js';
 import { categoriesModule } from './categories/categories.routes.js';
 import { singleTypesModule } from './single-types/single-types.routes.js';
 import { contentsModule } from './contents/contents.routes.js';
+import { webhooksModule } from './webhooks/webhooks.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule, contentsModule];
+export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule, contentsModule, webhooksModule];

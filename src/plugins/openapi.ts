@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
+import { openApiWebhooks } from '../modules/webhooks/webhooks.schemas.js';
 
 /** OpenAPI 3.1 generated from the route schemas, served at /openapi.json; the reference UI at /docs. */
 export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
@@ -17,6 +18,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
           '`{ statusCode, error, code, message, errors? }`.',
       },
       servers: [{ url: config.publicUrl }],
+      // What Cairn sends to a site's webhooks: one entry per event type (OpenAPI 3.1 `webhooks`).
+      webhooks: openApiWebhooks() as never,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A site API token' } },
       },

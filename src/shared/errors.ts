@@ -49,6 +49,9 @@ export const ERROR_CATALOG = {
   CUSTOM_DATA_NOT_ALLOWED: { status: 422, message: 'customData needs a category with a structured schema.' },
   TAG_NOT_FOUND: { status: 422, message: 'The tag does not exist on this site.' },
   REVISION_NOT_FOUND: { status: 404, message: 'The revision was not found.' },
+  // Webhooks
+  WEBHOOK_URL_INVALID: { status: 422, message: 'The webhook URL must be an http(s) URL that resolves to public addresses.' },
+  WEBHOOK_INACTIVE: { status: 409, message: 'The webhook is inactive: enable it (PUT isActive: true) first.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -4,6 +4,7 @@ import { variableSeeds } from './seeds/variables.js';
 import { categorySeeds } from './seeds/categories.js';
 import { contentSeeds } from './seeds/contents.js';
 import { singleTypeSeeds } from './seeds/single-types.js';
+import { webhookSeeds } from './seeds/webhooks.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -24,6 +25,7 @@ export const SEEDS: Record<string, Seed> = {
   ...categorySeeds,
   ...contentSeeds,
   ...singleTypeSeeds,
+  ...webhookSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {
