@@ -49,3 +49,16 @@ describe('database operations', () => {
     expect(row.name).not.toBe('Changed in a transaction');
   });
 });
+
+describe('documentation', () => {
+  it('serves the API reference at /docs and the OpenAPI 3.1 document with the bearer scheme', async () => {
+    const page = await ctx.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toMatch(/swagger/i);
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.components.securitySchemes.bearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(doc.components.schemas.ErrorBody ?? doc.components.schemas['def-0']).toBeDefined();
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(40);
+  });
+});

@@ -126,15 +126,17 @@ export async function updateSettings(db: Executor, siteId: string, patch: Settin
   return toSiteSettings(await getSite(db, siteId));
 }
 
+const CATALOG_CODES = new Set(LOCALE_CATALOG.map((l) => l.code));
+
 export function toLanguageSettings(site: SiteRow) {
   const enabled = parseJson<string[]>(site.enabled_locales, [site.default_locale]);
-  const catalog = new Map(LOCALE_CATALOG.map((l) => [l.code, l]));
-  for (const code of enabled) if (!catalog.has(code)) catalog.set(code, localeInfo(code));
+  const extra = enabled.filter((code) => !CATALOG_CODES.has(code)).map(localeInfo);
+  const catalog = extra.length ? [...LOCALE_CATALOG, ...extra] : LOCALE_CATALOG;
   return {
     defaultLocale: site.default_locale,
     multiLanguageEnabled: Boolean(site.multi_language_enabled),
     enabledLocales: enabled,
-    availableLocales: [...catalog.values()].map((l) => ({ ...l, enabled: enabled.includes(l.code) })),
+    availableLocales: catalog.map((l) => ({ ...l, enabled: enabled.includes(l.code) })),
   };
 }
 
