@@ -113,28 +113,8 @@ export const ContentCreate = Type.Object({
   translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Join an existing translation group' })),
 });
 
-export const ContentUpdate = Type.Object({
-  type: Type.Optional(Type.Literal('post')),
-  title: Type.Optional(editable.title),
-  slug: Type.Optional(editable.slug),
-  excerpt: Type.Optional(editable.excerpt),
-  body: Type.Optional(editable.body),
-  bodyMarkdown: Type.Optional(editable.bodyMarkdown),
-  status: Type.Optional(editable.status),
-  featuredImageUrl: Type.Optional(editable.featuredImageUrl),
-  featuredImageAlt: Type.Optional(editable.featuredImageAlt),
-  scheduledAt: Type.Optional(editable.scheduledAt),
-  metaTitle: Type.Optional(editable.metaTitle),
-  metaDescription: Type.Optional(editable.metaDescription),
-  metaKeywords: Type.Optional(editable.metaKeywords),
-  canonicalUrl: Type.Optional(editable.canonicalUrl),
-  ogImage: Type.Optional(editable.ogImage),
-  metadata: Type.Optional(editable.metadata),
-  categoryIds: Type.Optional(editable.categoryIds),
-  tagIds: Type.Optional(editable.tagIds),
-  customData: Type.Optional(editable.customData),
-  structuredData: Type.Optional(editable.structuredData),
-}, { minProperties: 1 });
+/** The create fields, all optional, without locale and translation group (spec "Update (PUT)"). */
+export const ContentUpdate = Type.Partial(Type.Omit(ContentCreate, ['locale', 'translationGroup']), { minProperties: 1 });
 
 export type ContentCreateInput = Static<typeof ContentCreate>;
 export type ContentUpdateInput = Static<typeof ContentUpdate>;
