@@ -73,6 +73,9 @@ function openSqlite(file: string): Database {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
+  // Refresh the planner's statistics where they are missing or stale (SQLite's advice for
+  // long-lived connections); cheap when nothing changed.
+  if (file !== ':memory:') raw.pragma('optimize=0x10002');
   const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: wrapSqlite(raw) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }

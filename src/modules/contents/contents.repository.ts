@@ -247,9 +247,15 @@ export async function deleteContents(db: Executor, siteId: string, ids: number[]
   return rows.map((r) => Number(r.id));
 }
 
-export function groupMembers(db: Executor, siteId: string, group: string, v: Visibility = {}) {
-  return applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
-    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).orderBy('contents.locale').execute();
+/**
+ * The members of a translation group. Sorted here, not in SQL: an ORDER BY locale lets SQLite's
+ * planner (without statistics) walk the (site_id, locale, slug) index over every content of the
+ * site instead of looking the group up (23 ms instead of 0.05 ms at 10,000 contents).
+ */
+export async function groupMembers(db: Executor, siteId: string, group: string, v: Visibility = {}) {
+  const rows = await applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
+    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).execute();
+  return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
 
 export function insertRevision(db: Executor, row: Insertable<ContentRevisionsTable>) {
