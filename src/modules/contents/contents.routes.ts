@@ -44,7 +44,7 @@ export const contentsModule: AppModule = {
       config: { scope: 'contents.view' },
       schema: {
         tags, operationId: 'searchContents', summary: 'Full-text search: title above slug above body, with <mark> highlights',
-        description: 'Honours every list filter. The text is treated as words, never as query syntax. Sorted by relevance unless sortBy is given.',
+        description: 'Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body.',
         querystring: S.ContentSearchQuery, response: { 200: Paginated(S.SearchResult) },
       },
     }, async (req) => service.searchContents(db, dialect, req.auth, req.query));
