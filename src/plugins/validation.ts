@@ -5,20 +5,27 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 type CompileInput = { schema: object; httpPart?: string };
 
+const common: Options = { allErrors: true, removeAdditional: true, useDefaults: true, strict: false };
+let shared: { text: Ajv; json: Ajv } | null = null;
+
 /**
  * Two validators: query strings, path parameters and headers arrive as text and are coerced
  * (`?limit=20` is a number, `?ids=1` a one-item array); JSON bodies are not coerced, so a
  * wrong type is a 422 and `null` stays null instead of becoming "" (decisions G3, G7).
  * Installed as Fastify's compilers factory, so every plugin context uses it, including those
  * that add shared schemas of their own (setValidatorCompiler would not reach those).
+ * One pair of Ajv instances serves every context: building one compiles Ajv's meta-schema,
+ * which cost about 1 s of start-up when each context had its own.
  */
 export function buildValidator(externalSchemas: Record<string, unknown>) {
-  const common: Options = { allErrors: true, removeAdditional: true, useDefaults: true, strict: false };
-  const text = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
-  const json = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  shared ??= {
+    text: addFormats(new Ajv({ ...common, coerceTypes: 'array' })),
+    json: addFormats(new Ajv({ ...common, coerceTypes: false })),
+  };
+  const { text, json } = shared;
   for (const schema of Object.values(externalSchemas)) {
-    text.addSchema(schema as object);
-    json.addSchema(schema as object);
+    const id = (schema as { $id?: string }).$id;
+    for (const ajv of [text, json]) if (!id || !ajv.getSchema(id)) ajv.addSchema(schema as object);
   }
   return ({ schema, httpPart }: CompileInput) => (httpPart === 'body' ? json : text).compile(schema);
 }
