@@ -15,6 +15,8 @@ declare module 'autocannon' {
       method?: string;
       headers?: Record<string, string>;
       body?: string | Buffer;
+      /** Replace every `[<id>]` in the request with a unique id, on each request. */
+      idReplacement?: boolean;
       title?: string;
     }
 

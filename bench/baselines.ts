@@ -1,4 +1,4 @@
-import type { BenchContext, BenchEndpoint } from './endpoints.js';
+import { resolve, type BenchContext, type BenchEndpoint } from './endpoints.js';
 
 /**
  * A reference server the endpoints are compared with. Each runs in its own child process
@@ -12,7 +12,7 @@ import type { BenchContext, BenchEndpoint } from './endpoints.js';
  * - measured per endpoint (`pathFor`): the baseline serves its own equivalent of each endpoint
  *   (e.g. a bare Fastify + SQLite server running the same query) and is measured right after
  *   that endpoint with the same load; `pathFor` returns null where it has no equivalent, and
- *   the cell shows "n/a".
+ *   the cell shows a dash. Its runs are shown as `↳` rows under the endpoint's.
  */
 export interface Baseline {
   /** Key in the JSON results. */
@@ -27,8 +27,24 @@ export interface Baseline {
   path?: string;
   /** Per-endpoint baselines: the equivalent path for this endpoint, or null. */
   pathFor?: (endpoint: BenchEndpoint, ctx: BenchContext) => string | null;
+  /**
+   * The script also exports `createBareApp(databaseFile)` (a Fastify app, not listening): the
+   * bench then checks, before measuring, that it answers the same JSON and runs no statement
+   * the service does not (bench/parity.ts).
+   */
+  parity?: boolean;
 }
 
 export const BASELINES: Baseline[] = [
   { id: 'bareNodeHttp', label: 'bare node:http', script: 'bench/bare-server.mjs', readyPath: '/', path: '/' },
+  {
+    // The same SQL and JSON as the service without its machinery (auth, validation, serializer
+    // schemas, Kysely): the endpoints that list 'bareFastify' in their `baselines`.
+    id: 'bareFastify',
+    label: 'bare Fastify+SQLite',
+    script: 'bench/bare-fastify.mjs',
+    readyPath: '/bare/ready',
+    pathFor: (endpoint, ctx) => (endpoint.baselines?.includes('bareFastify') ? resolve(endpoint.path, ctx) : null),
+    parity: true,
+  },
 ];

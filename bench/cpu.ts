@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -55,6 +56,26 @@ export function otherCpuMeter(pids: readonly number[]): () => number | null {
     // Share of all CPU ticks, scaled to cores.
     return Math.round((other / (end.total - start.total)) * onlineCpus() * 100) / 100;
   };
+}
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * Starts measuring the CPU time one process uses (all its threads: the event loop, GC and
+ * libuv workers); call the result for the milliseconds since. Unlike req/s, CPU time per
+ * request hardly moves when other processes compete for the CPUs. Null where /proc is missing.
+ */
+export function processCpuMeter(pid: number): () => number | null {
+  let hz: number;
+  try {
+    readFileSync(`/proc/${pid}/stat`);
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    hz = ticksPerSecond;
+  } catch {
+    return () => null;
+  }
+  const start = processTicks(pid);
+  return () => ((processTicks(pid) - start) * 1000) / hz;
 }
 
 /** The CPUs /proc/stat sums over (its cpuN lines). */

@@ -1,4 +1,5 @@
 import type { Db } from '../src/db/types.js';
+import { seedBlog } from './seed-blog.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -18,13 +19,30 @@ export interface BenchContext {
 
 /**
  * Adds realistic data for an endpoint before the server starts (e.g. 10,000 posts), and returns
- * the ids/slugs its path needs; they are merged into the context. It runs on the bench process's
+ * the ids/slugs its path needs; they are merged into the context, but for `summary` (a string:
+ * what was written, printed next to the seeding time). It runs on the bench process's
  * own connection to the database file, with the app's services importable from src/. The fourth
  * argument is the context so far, for seeders that build on an earlier one's rows.
  */
 export type Seeder = (db: Db, siteId: string, userId: string, ctx: Readonly<BenchContext>) => Promise<Record<string, unknown> | void>;
 
-type OrFn<T> = T | ((ctx: BenchContext) => T);
+export type OrFn<T> = T | ((ctx: BenchContext) => T);
+
+/** A value, or the function of the seeded context that gives it. */
+export function resolve<T>(value: OrFn<T>, ctx: BenchContext): T {
+  return typeof value === 'function' ? (value as (c: BenchContext) => T)(ctx) : value;
+}
+
+/**
+ * What an issue asks of an endpoint; the bench prints whether each run met it (a missed target is
+ * reported, it does not change the exit code: on a shared machine a noisy run can miss it).
+ */
+export interface BenchTargets {
+  /** Latency p99 at most this, ms. */
+  p99Ms?: number;
+  /** Per baseline id: req/s at least this share of the baseline's (e.g. `{ bareFastify: 0.8 }`). */
+  minRatio?: Record<string, number>;
+}
 
 export interface BenchEndpoint {
   /** Row label; unique. */
@@ -38,6 +56,18 @@ export interface BenchEndpoint {
   headers?: OrFn<Record<string, string>>;
   /** Send the bench token (default true). Public endpoints set false. */
   auth?: boolean;
+  /**
+   * Every `[<id>]` in the body becomes a unique id on each request (autocannon's idReplacement),
+   * e.g. a title, so that repeated creates do not all collide on one slug.
+   */
+  uniqueIds?: boolean;
+  /**
+   * Ids of the per-endpoint baselines (bench/baselines.ts) that serve this same request, at the
+   * same path and with the same JSON; each is measured right after the endpoint. Other baselines
+   * show a dash in this endpoint's row.
+   */
+  baselines?: readonly string[];
+  targets?: BenchTargets;
   /**
    * Seeds this endpoint's data. Several endpoints may name the same function (e.g. list posts
    * and get one post): each distinct function runs once, in the order endpoints list them.
@@ -58,4 +88,34 @@ export const ENDPOINTS: BenchEndpoint[] = [
   { name: 'GET /v1/site/settings/language', method: 'GET', path: '/v1/site/settings/language' },
   { name: 'GET /v1/settings/notifications', method: 'GET', path: '/v1/settings/notifications' },
   { name: 'PUT /v1/site/settings', method: 'PUT', path: '/v1/site/settings', body: { description: 'bench' } },
+
+  // A realistic blog (bench/seed-blog.ts): 200 categories in a 3-level tree, 500 tags, 10,000 posts
+  // of about 5 KB. Reads are compared with a bare Fastify + SQLite server running the same SQL
+  // (bench/bare-fastify.mjs); the targets are those of the categories/tags and contents issues.
+  ...blogReads(),
+  // Last: every request inserts a post (its row, revision and full-text index entries), so the
+  // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
+  // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.
+  {
+    name: 'POST /v1/contents', method: 'POST', path: '/v1/contents', seed: seedBlog, uniqueIds: true,
+    body: (ctx: BenchContext) => ({ type: 'post', title: 'Bench post [<id>]', bodyMarkdown: String(ctx.createMarkdown) }),
+  },
 ];
+
+function blogReads(): BenchEndpoint[] {
+  const vsBare = { minRatio: { bareFastify: 0.8 } };
+  const read = (name: string, path: OrFn<string>, targets: BenchTargets = vsBare): BenchEndpoint =>
+    ({ name, method: 'GET', path, seed: seedBlog, baselines: ['bareFastify'], targets });
+  const listTargets = { ...vsBare, p99Ms: 25 };
+  return [
+    read('GET /v1/categories/tree', '/v1/categories/tree'),
+    read('GET /v1/tags?limit=100', '/v1/tags?limit=100'),
+    read('GET /v1/contents (page 1)', '/v1/contents', listTargets),
+    read('GET /v1/contents?page=300', '/v1/contents?page=300', listTargets),
+    read('GET /v1/contents/:id', (ctx) => `/v1/contents/${String(ctx.postId)}`),
+    read('GET /v1/contents/slug/:slug', (ctx) => `/v1/contents/slug/${encodeURIComponent(String(ctx.postSlug))}`),
+    // A word in about a third of the posts, then one in about 1% (their counts are printed after seeding).
+    read('GET /v1/contents/search (common word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`, listTargets),
+    read('GET /v1/contents/search (rare word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`, listTargets),
+  ];
+}

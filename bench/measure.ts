@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { otherCpuMeter } from './cpu.js';
+import { otherCpuMeter, processCpuMeter } from './cpu.js';
 import { rssMb } from './children.js';
 
 export interface LoadSettings {
@@ -13,6 +13,8 @@ export interface Target {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** Every `[<id>]` in the body becomes a unique id on each request. */
+  idReplacement?: boolean;
 }
 
 export interface Measurement {
@@ -28,6 +30,11 @@ export interface Measurement {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /**
+   * CPU time the measured server used per response (all its threads), ms; steadier than req/s on
+   * a busy machine. Null where /proc is not available.
+   */
+  cpuMsPerReq: number | null;
   /** The measured server's resident memory right after the run, MB (null if unreadable). */
   rssMb: number | null;
   /**
@@ -65,27 +72,32 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
     connections: load.connections,
     timeout: 10,
     ...(target.body !== undefined ? { body: target.body } : {}),
+    ...(target.idReplacement ? { idReplacement: true } : {}),
   };
   if (load.warmupSec > 0) await autocannon({ ...options, duration: load.warmupSec });
 
   const latencies: number[] = [];
   const otherCpu = otherCpuMeter([process.pid, ...probe.ourPids]);
+  const serverCpu = processCpuMeter(probe.serverPid);
   const run = autocannon({ ...options, duration: load.durationSec });
   run.on('response', (_client, statusCode, _bytes, responseTime) => {
     if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
   });
   const result = await run;
   const otherCpuCores = otherCpu();
+  const serverCpuMs = serverCpu();
   const rss = rssMb(probe.serverPid);
 
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
+  const responses = Object.values(statusCodes).reduce((a, b) => a + b, 0);
   return {
     reqPerSec: result.requests.average,
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
-    responses: Object.values(statusCodes).reduce((a, b) => a + b, 0),
+    cpuMsPerReq: serverCpuMs !== null && responses > 0 ? serverCpuMs / responses : null,
+    responses,
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -101,15 +113,25 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
  */
 export async function preflight(target: Target): Promise<string | null> {
   try {
-    const res = await fetch(target.url, {
-      method: target.method,
-      headers: target.headers,
-      ...(target.body !== undefined ? { body: target.body } : {}),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    return res.ok ? null : `HTTP ${res.status}: ${text.slice(0, 500)}`;
+    const { status, text } = await fetchOnce(target);
+    return status >= 200 && status < 300 ? null : `HTTP ${status}: ${text.slice(0, 500)}`;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
+}
+
+let preflightIds = 0;
+
+/** One request, `[<id>]` replaced as autocannon would. */
+async function fetchOnce(target: Target): Promise<{ status: number; text: string }> {
+  const body = target.body !== undefined && target.idReplacement
+    ? target.body.replace(/\[<id>\]/g, `preflight-${process.pid}-${++preflightIds}`)
+    : target.body;
+  const res = await fetch(target.url, {
+    method: target.method,
+    headers: target.headers,
+    ...(body !== undefined ? { body } : {}),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, text: await res.text() };
 }

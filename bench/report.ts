@@ -1,6 +1,8 @@
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import type { Baseline } from './baselines.js';
+import type { BenchTargets } from './endpoints.js';
+import { statementLabel } from './parity.js';
 import type { LoadSettings, Measurement } from './measure.js';
 import type { SeedTiming } from './seed.js';
 
@@ -33,7 +35,18 @@ export interface EndpointResult {
   result: Measurement | null;
   error?: string;
   /** Per baseline id: the endpoint's req/s divided by the baseline's (and the baseline's own run when measured per endpoint). */
-  vs: Record<string, { ratio: number | null; result?: Measurement }>;
+  vs: Record<string, {
+    ratio: number | null;
+    result?: Measurement;
+    /** A per-endpoint baseline with no equivalent of this endpoint (shown as a dash). */
+    none?: boolean;
+    /** The baseline does not answer the same JSON, or runs SQL the service does not (bench/parity.ts). */
+    mismatch?: string;
+    /** Statements the service runs for this request and the baseline does not (its own extra work). */
+    serviceOnlySql?: string[];
+  }>;
+  /** What the endpoint's issue asks (bench/endpoints.ts), checked by formatTargets. */
+  targets?: BenchTargets;
 }
 
 export interface BenchReport {
@@ -91,15 +104,19 @@ const fmt = {
   rps: (n: number) => Math.round(n).toString(),
   ms: (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1)),
   mb: (n: number | null) => (n === null ? '?' : n.toFixed(0)),
+  cpu: (n: number | null | undefined) => (n === null || n === undefined ? '?' : n < 1 ? n.toFixed(3) : n.toFixed(2)),
   ratio: (n: number | null | undefined) => (n === null || n === undefined ? 'n/a' : `${n.toFixed(2)}x`),
 };
 
-/** The markdown table: the once-measured baselines' rows first, then one row per endpoint. */
+/**
+ * The markdown table: the once-measured baselines' rows first, then one row per endpoint, each
+ * followed by a `↳` row per baseline measured for it (its own req/s and latency).
+ */
 export function formatTable(report: BenchReport, baselines: readonly Baseline[]): string {
-  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'RSS MB', ...baselines.map((b) => `vs ${b.label}`)];
-  const align = ['---', '---:', '---:', '---:', '---:', ...baselines.map(() => '---:')];
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'RSS MB', ...baselines.map((b) => `vs ${b.label}`)];
+  const align = ['---', '---:', '---:', '---:', '---:', '---:', ...baselines.map(() => '---:')];
   const rows: string[][] = [];
-  const cells = (m: Measurement) => [fmt.rps(m.reqPerSec), fmt.ms(m.p50Ms), fmt.ms(m.p99Ms), fmt.mb(m.rssMb)];
+  const cells = (m: Measurement) => [fmt.rps(m.reqPerSec), fmt.ms(m.p50Ms), fmt.ms(m.p99Ms), fmt.cpu(m.cpuMsPerReq), fmt.mb(m.rssMb)];
 
   for (const b of report.baselines) {
     // A baseline's row compares with itself (1.00x) in its own column, with nothing elsewhere.
@@ -107,11 +124,20 @@ export function formatTable(report: BenchReport, baselines: readonly Baseline[])
   }
   for (const e of report.endpoints) {
     if (!e.result) {
-      rows.push([`${e.name} ⚠`, 'failed', '', '', '', ...baselines.map(() => '')]);
+      rows.push([`${e.name} ⚠`, 'failed', '', '', '', '', ...baselines.map(() => '')]);
       continue;
     }
     const flag = e.result.non2xx || e.result.errors || e.result.timeouts ? ' ⚠' : '';
-    rows.push([`${e.name}${flag}`, ...cells(e.result), ...baselines.map((b) => fmt.ratio(e.vs[b.id]?.ratio))]);
+    const ratio = (b: Baseline) => {
+      const v = e.vs[b.id];
+      if (v?.none) return '—';
+      return `${fmt.ratio(v?.ratio)}${v?.mismatch ? ' ⚠' : ''}`;
+    };
+    rows.push([`${e.name}${flag}`, ...cells(e.result), ...baselines.map(ratio)]);
+    for (const b of baselines) {
+      const own = e.vs[b.id]?.result;
+      if (own) rows.push([`↳ ${b.label}`, ...cells(own), ...baselines.map(() => '')]);
+    }
   }
   const line = (r: string[]) => `| ${r.join(' | ')} |`;
   return [line(head), line(align), ...rows.map(line)].join('\n');
@@ -129,7 +155,56 @@ export function formatWarnings(report: BenchReport): string[] {
   for (const e of report.endpoints) {
     if (e.error) out.push(`${e.name}: not measured, preflight request failed: ${e.error}`);
     if (e.result) check(e.name, e.result);
-    for (const [id, v] of Object.entries(e.vs)) if (v.result) check(`${e.name} (baseline ${id})`, v.result);
+    for (const [id, v] of Object.entries(e.vs)) {
+      if (v.result) check(`${e.name} (baseline ${id})`, v.result);
+      if (v.mismatch) out.push(`${e.name}: baseline ${id} does not answer like the service, so its ratio compares different work: ${v.mismatch}`);
+    }
+  }
+  return out;
+}
+
+/** One line per endpoint with targets: each target, its value, met (✓) or missed (✗). */
+export function formatTargets(report: BenchReport, baselines: readonly Baseline[]): string[] {
+  const out: string[] = [];
+  for (const e of report.endpoints) {
+    if (!e.targets) continue;
+    if (!e.result) {
+      out.push(`✗ ${e.name}: not measured`);
+      continue;
+    }
+    const checks: string[] = [];
+    let met = true;
+    for (const [id, min] of Object.entries(e.targets.minRatio ?? {})) {
+      const ratio = e.vs[id]?.ratio;
+      const label = baselines.find((b) => b.id === id)?.label ?? id;
+      const ok = ratio !== null && ratio !== undefined && ratio >= min && !e.vs[id]?.mismatch;
+      met &&= ok;
+      checks.push(`${fmt.ratio(ratio)} of ${label} (≥ ${min.toFixed(2)}x${e.vs[id]?.mismatch ? ', answers differ' : ''}) ${ok ? '✓' : '✗'}`);
+    }
+    if (e.targets.p99Ms !== undefined) {
+      const ok = e.result.p99Ms < e.targets.p99Ms;
+      met &&= ok;
+      checks.push(`p99 ${fmt.ms(e.result.p99Ms)} ms (< ${e.targets.p99Ms}) ${ok ? '✓' : '✗'}`);
+    }
+    out.push(`${met ? '✓' : '✗'} ${e.name}: ${checks.join('; ')}`);
+  }
+  return out;
+}
+
+/** The service's extra statements per request, per endpoint compared with a baseline (from the parity check). */
+export function formatServiceOnlySql(report: BenchReport, baselines: readonly Baseline[]): string[] {
+  const out: string[] = [];
+  for (const b of baselines) {
+    const byStatements = new Map<string, string[]>();
+    for (const e of report.endpoints) {
+      const extra = e.vs[b.id]?.serviceOnlySql;
+      if (!extra) continue;
+      const key = extra.length ? extra.map(statementLabel).join(' + ') : 'none';
+      byStatements.set(key, [...(byStatements.get(key) ?? []), e.name]);
+    }
+    for (const [statements, names] of byStatements) {
+      out.push(`statements the service runs beyond ${b.label} (same SQL otherwise): ${statements} [${names.join(', ')}]`);
+    }
   }
   return out;
 }
@@ -138,7 +213,10 @@ export function formatWarnings(report: BenchReport): string[] {
 export function formatNoiseNotes(report: BenchReport): string[] {
   const rows: Array<[string, Measurement]> = [
     ...report.baselines.map((b): [string, Measurement] => [b.label, b.result]),
-    ...report.endpoints.flatMap((e): Array<[string, Measurement]> => (e.result ? [[e.name, e.result]] : [])),
+    ...report.endpoints.flatMap((e): Array<[string, Measurement]> => [
+      ...(e.result ? [[e.name, e.result] as [string, Measurement]] : []),
+      ...Object.entries(e.vs).flatMap(([id, v]) => (v.result ? [[`${e.name} (baseline ${id})`, v.result] as [string, Measurement]] : [])),
+    ]),
   ];
   const noisy = rows.filter(([, m]) => (m.otherCpuCores ?? 0) > NOISY_OTHER_CPU);
   if (noisy.length === 0) return [];

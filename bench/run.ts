@@ -2,16 +2,19 @@
  * `npm run bench`: measures the built service's hot endpoints next to reference servers.
  *
  * 1. Seeds a SQLite file in a temp dir (migrations, a site, a token with every scope, then each
- *    endpoint's seeder) and closes it.
+ *    endpoint's seeder) and closes it; then checks that the per-endpoint baselines answer like
+ *    the service and run the same SQL (bench/parity.ts, in this process, before any load).
  * 2. Starts `node dist/server.js` on it, and each baseline (bench/baselines.ts), each in its own
  *    child process, so the load generator (autocannon, in this process) never shares an event
  *    loop with a server it measures.
  * 3. Loads each baseline and endpoint (bench/endpoints.ts) in turn with the same settings, reads
- *    the server's RSS after each, prints a markdown table and writes bench/results/latest.json.
+ *    the server's RSS after each, prints a markdown table and the endpoints' targets, and writes
+ *    bench/results/latest.json.
  *
  * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
  * whose name contains it, case-insensitive; their seeders only). Exit code 1 when the server does
- * not start or any run had non-2xx responses, connection errors or timeouts.
+ * not start, any run had non-2xx responses, connection errors or timeouts, or a baseline does not
+ * do the same work as the service; a missed target is printed, not an error.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,10 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { BASELINES } from './baselines.js';
 import { otherCpuMeter } from './cpu.js';
 import { freePort, rssMb, startChild, stopChild, waitForHttp, type Child } from './children.js';
-import { ENDPOINTS, type BenchContext, type BenchEndpoint } from './endpoints.js';
+import { ENDPOINTS, resolve, type BenchContext, type BenchEndpoint } from './endpoints.js';
 import { measure, preflight, type LoadSettings, type Measurement, type Target } from './measure.js';
-import { formatHeader, formatNoiseNotes, formatTable, formatWarnings, machineInfo, type BaselineResult, type BenchReport, type EndpointResult } from './report.js';
+import {
+  formatHeader, formatNoiseNotes, formatServiceOnlySql, formatTable, formatTargets, formatWarnings, machineInfo,
+  type BaselineResult, type BenchReport, type EndpointResult,
+} from './report.js';
 import { seedDatabase } from './seed.js';
+import { checkParity, statementLabel, type ParityResult } from './parity.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
@@ -41,15 +48,14 @@ const log = (line = '') => process.stdout.write(`${line}\n`);
 
 /** The request autocannon repeats for one endpoint (path/body/headers resolved against the seeded context). */
 function targetFor(endpoint: BenchEndpoint, ctx: BenchContext, baseUrl: string, pathOverride?: string): Target {
-  const resolve = <T>(v: T | ((c: BenchContext) => T)): T => (typeof v === 'function' ? (v as (c: BenchContext) => T)(ctx) : v);
-  const headers: Record<string, string> = { ...(endpoint.headers ? resolve(endpoint.headers) : {}) };
+  const headers: Record<string, string> = { ...(endpoint.headers ? resolve(endpoint.headers, ctx) : {}) };
   if (endpoint.auth !== false) headers.authorization = `Bearer ${ctx.token}`;
   let body: string | undefined;
   if (endpoint.body !== undefined) {
-    body = JSON.stringify(resolve(endpoint.body));
+    body = JSON.stringify(resolve(endpoint.body, ctx));
     headers['content-type'] ??= 'application/json';
   }
-  return { url: `${baseUrl}${pathOverride ?? resolve(endpoint.path)}`, method: endpoint.method, headers, body };
+  return { url: `${baseUrl}${pathOverride ?? resolve(endpoint.path, ctx)}`, method: endpoint.method, headers, body, idReplacement: endpoint.uniqueIds };
 }
 
 async function main(): Promise<number> {
@@ -83,7 +89,20 @@ async function main(): Promise<number> {
     const databaseUrl = path.join(tmp, 'cairn.db');
     const seeded = await seedDatabase(databaseUrl, endpoints);
     const ctx = seeded.ctx;
-    for (const t of seeded.timings) log(`seeded ${t.seeder} in ${(t.ms / 1000).toFixed(1)} s`);
+    for (const t of seeded.timings) log(`seeded ${t.seeder} in ${(t.ms / 1000).toFixed(1)} s${t.summary ? `: ${t.summary}` : ''}`);
+
+    // Same answers and same SQL from the per-endpoint baselines, checked in this process before
+    // any server opens the file (bench/parity.ts).
+    const parity = new Map<string, Map<string, ParityResult>>();
+    const parityErrors: string[] = [];
+    for (const b of BASELINES) {
+      if (!b.parity) continue;
+      try {
+        parity.set(b.id, await checkParity({ root: ROOT, databaseUrl, dataDir: tmp, ctx, endpoints, baselineId: b.id, baselineScript: b.script }));
+      } catch (err) {
+        parityErrors.push(`${b.label}: the parity check could not run, its ratios are unchecked: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
 
     // 2. The built service. REDIS_URL and PUBLIC_URL are dropped so a developer's shell does not
     // change what is measured. The rate limits are raised out of the way: every request carries
@@ -148,7 +167,10 @@ async function main(): Promise<number> {
     for (const endpoint of endpoints) {
       process.stderr.write(`measuring ${endpoint.name} ...\n`);
       const target = targetFor(endpoint, ctx, serverUrl);
-      const entry: EndpointResult = { name: endpoint.name, method: endpoint.method, path: target.url.slice(serverUrl.length), result: null, vs: {} };
+      const entry: EndpointResult = {
+        name: endpoint.name, method: endpoint.method, path: target.url.slice(serverUrl.length), result: null, vs: {},
+        ...(endpoint.targets ? { targets: endpoint.targets } : {}),
+      };
       endpointResults.push(entry);
       const problem = await preflight(target);
       if (problem) {
@@ -161,14 +183,22 @@ async function main(): Promise<number> {
         let base: Measurement | undefined;
         if (b.pathFor) {
           const p = b.pathFor(endpoint, ctx);
-          if (p !== null) {
-            const child = baselineChildren.get(b.id)!;
-            base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids });
+          if (p === null) {
+            entry.vs[b.id] = { ratio: null, none: true };
+            continue;
           }
+          const child = baselineChildren.get(b.id)!;
+          process.stderr.write(`measuring ${endpoint.name} on ${b.label} ...\n`);
+          base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids });
         } else base = baselineResults.find((r) => r.id === b.id)?.result;
+        const same = parity.get(b.id)?.get(endpoint.name);
+        const mismatch = same?.answerMismatch
+          ?? (same?.baselineOnly.length ? `it runs statements the service does not: ${same.baselineOnly.map(statementLabel).join(' | ')}` : undefined);
         entry.vs[b.id] = {
           ratio: base && base.reqPerSec > 0 ? result.reqPerSec / base.reqPerSec : null,
           ...(b.pathFor && base ? { result: base } : {}),
+          ...(mismatch ? { mismatch } : {}),
+          ...(same ? { serviceOnlySql: same.serviceOnly } : {}),
         };
       }
     }
@@ -178,13 +208,20 @@ async function main(): Promise<number> {
       startedAt, finishedAt: new Date().toISOString(), machine, settings, seed: seeded.timings, serverIdleRssMb,
       baselines: baselineResults, endpoints: endpointResults, ok: false,
     };
-    const warnings = formatWarnings(report);
+    const warnings = [...parityErrors, ...formatWarnings(report)];
     report.ok = warnings.length === 0;
 
     log(formatTable(report, BASELINES));
     log();
+    const targets = formatTargets(report, BASELINES);
+    if (targets.length) {
+      log('targets:');
+      for (const t of targets) log(t);
+      log();
+    }
     for (const w of warnings) log(`⚠ ${w}`);
     for (const n of formatNoiseNotes(report)) log(`note: ${n}`);
+    for (const n of formatServiceOnlySql(report, BASELINES)) log(`note: ${n}`);
     if (warnings.length) {
       // The server's own warn/error log lines usually say why requests failed.
       const tail = server.output().trim();

@@ -7,6 +7,8 @@ import type { BenchContext, BenchEndpoint, Seeder } from './endpoints.js';
 export interface SeedTiming {
   seeder: string;
   ms: number;
+  /** What the seeder says it wrote (its returned `summary`), printed with the timing. */
+  summary?: string;
 }
 
 /**
@@ -29,9 +31,9 @@ export async function seedDatabase(databaseUrl: string, endpoints: readonly Benc
       if (!endpoint.seed || seen.has(endpoint.seed)) continue;
       seen.add(endpoint.seed);
       const started = performance.now();
-      const added = await endpoint.seed(database.db, ctx.siteId, ctx.userId, ctx);
-      timings.push({ seeder: endpoint.seed.name || endpoint.name, ms: performance.now() - started });
-      if (added) Object.assign(ctx, added);
+      const { summary, ...added } = (await endpoint.seed(database.db, ctx.siteId, ctx.userId, ctx)) ?? {};
+      timings.push({ seeder: endpoint.seed.name || endpoint.name, ms: performance.now() - started, ...(typeof summary === 'string' ? { summary } : {}) });
+      Object.assign(ctx, added);
     }
     return { ctx, timings };
   } finally {

@@ -1,0 +1,313 @@
+// The per-endpoint reference of `npm run bench`: a plain Fastify app on the same seeded SQLite
+// file, answering the read endpoints of categories, tags and contents with the same SQL and the
+// same JSON as the service, and nothing else: no auth (so no token lookup), no rate limit, no
+// validation or response schemas, no query builder. The service's req/s divided by this one's
+// is the "vs bare Fastify+SQLite" ratio: what the service's own machinery costs on top of the
+// database work an endpoint cannot avoid.
+//
+// The SQL strings are the ones Kysely compiles for the service (from its query log); when the
+// service's queries change, change them here too. Before loading each endpoint the bench checks
+// that both servers answer the same JSON and run the same statements (bench/parity.ts), and
+// warns when they do not.
+//
+// One site: the seeded one, read at start (the service resolves it from the token on every
+// request). Same connection settings as src/db/connect.ts; nothing here writes.
+//
+// Run as a script (`node bench/bare-fastify.mjs` with PORT and DATABASE_URL) it listens; the
+// parity check imports createBareApp instead.
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import Fastify from 'fastify';
+
+// ------------------------------------------------------------------------------------------------
+// Statements
+
+const list = (n) => Array.from({ length: n }, () => '?').join(', ');
+
+const SUMMARY = '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", '
+  + '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", '
+  + '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
+const DETAIL = `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."body_text", "contents"."meta_title", `
+  + '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", '
+  + '"contents"."custom_data", "contents"."structured_data"';
+
+const SQL = {
+  treeRows: 'select "id", "name", "slug", "parent_id", "locale" from "categories" where "site_id" = ? order by "name" asc, "id" asc',
+  categoryCounts: (n) => `select "category_id" as ref, count(*) as n from "content_categories" where site_id = ? and "category_id" in (${list(n)}) group by "category_id"`,
+  tagCount: 'select count(*) as "count" from "tags" where "site_id" = ?',
+  tagPage: 'select * from "tags" where "site_id" = ? order by "created_at" desc, "id" desc limit ? offset ?',
+  tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
+  contentCount: 'select count(*) as "count" from "contents" where "contents"."site_id" = ?',
+  contentPage: `select ${SUMMARY} from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?`,
+  summariesByIds: (n) => `select ${SUMMARY} from "contents" where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
+  categoriesOf: (n) => 'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" '
+    + `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
+  tagsOf: (n) => 'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" '
+    + `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
+  authors: (n) => `select "id", "full_name" from "users" where "site_id" = ? and "id" in (${list(n)})`,
+  byId: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."id" = ?`,
+  bySlug: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
+  // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
+  groupMembers: 'select "contents"."id", "contents"."locale", "contents"."slug", "contents"."status", "contents"."title", "contents"."excerpt", "contents"."body_text" '
+    + 'from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
+  // One statement in two steps (src/modules/contents/contents.search.ts): every match with its
+  // tier and score, then the dates only for the rows down to the page's last (tier, score).
+  searchPage: 'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score", '
+    + 'case when contents.id in (select rowid from contents_fts where contents_fts match ?) then 0 '
+    + 'when contents.id in (select rowid from contents_fts where contents_fts match ?) then 1 else 2 end as "tier" '
+    + 'from (select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? limit -1) as "fts" '
+    + 'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?), '
+    + '"boundary" as materialized (select "tier", "score" from "ranked" order by "tier", "score" desc limit ? offset ?) '
+    + 'select "r"."id", "r"."score", "r"."tier", coalesce(c.published_at, c.created_at) as "sort_at", (select count(*) from ranked) as "total" '
+    + 'from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" where not exists (select 1 from boundary)\n'
+    + '      or r.tier < (select tier from boundary)\n'
+    + '      or (r.tier = (select tier from boundary) and r.score >= (select score from boundary)) '
+    + 'order by "r"."tier", "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
+  searchCount: 'select count(*) as "n" from (select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? limit -1) as "fts" '
+    + 'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?',
+  highlights: `
+    select rowid as id,
+      highlight(contents_fts, 0, ?, ?) as title_hl,
+      snippet(contents_fts, 2, ?, ?, ?, ?) as body_hl
+    from contents_fts
+    where contents_fts match ? and +rowid in (select value from json_each(?))`,
+};
+
+// ------------------------------------------------------------------------------------------------
+// Shapes (as the service builds them)
+
+function pageOf(query) {
+  const page = Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1);
+  const limit = Math.min(100, Math.max(1, Number.parseInt(query.limit ?? '15', 10) || 15));
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+const pageMeta = (total, page, limit) => ({ total, perPage: limit, currentPage: page, lastPage: Math.max(1, Math.ceil(total / limit)) });
+
+function parseJson(value, fallback) {
+  if (value === null || value === undefined) return fallback;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return fallback;
+  }
+}
+
+// Search text -> FTS5 query, and highlights -> HTML, as src/modules/contents/contents.search.ts.
+const OPEN = '\uFDD0';
+const CLOSE = '\uFDD1';
+
+function ftsQuery(q) {
+  const words = q.normalize('NFC').match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu) ?? [];
+  const byKey = new Map();
+  words.forEach((word, i) => {
+    const chars = Array.from(word);
+    const cut = chars.length > 100;
+    const text = cut ? chars.slice(0, 100).join('') : word;
+    const prefix = cut || i === words.length - 1;
+    const seen = byKey.get(text.toLowerCase());
+    if (seen) seen.prefix &&= prefix;
+    else byKey.set(text.toLowerCase(), { text, prefix });
+  });
+  return [...byKey.values()].slice(0, 16).map((t) => `"${t.text.replace(/"/g, '""')}"${t.prefix ? '*' : ''}`).join(' ');
+}
+
+const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
+
+function markedToHtml(text) {
+  let out = '';
+  let open = false;
+  let piece = '';
+  const flush = () => {
+    out += escapeHtml(piece);
+    piece = '';
+  };
+  for (const ch of text.replace(/\s+/g, ' ').trim()) {
+    if (ch === OPEN) {
+      if (!open) { flush(); out += '<mark>'; open = true; }
+    } else if (ch === CLOSE) {
+      if (open) { flush(); out += '</mark>'; open = false; }
+    } else piece += ch;
+  }
+  flush();
+  if (open) out += '</mark>';
+  return out.replace(/<mark><\/mark>/g, '');
+}
+
+// ------------------------------------------------------------------------------------------------
+// The app
+
+/** The Fastify app on the SQLite file `file` (not listening); `close()` closes both. */
+export function createBareApp(file) {
+  const db = new Database(file, { fileMustExist: true });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.pragma('optimize=0x10002');
+
+  const site = db.prepare('select id, default_locale from sites order by created_at limit 1').get();
+  if (!site) throw new Error('bare-fastify: the database has no site');
+  const siteId = site.id;
+
+  // Prepared once per SQL text, like the service's statement cache (src/db/connect.ts); the
+  // `in (...)` lists make one text per list length.
+  const cache = new Map();
+  const stmt = (sql) => {
+    let s = cache.get(sql);
+    if (!s) cache.set(sql, (s = db.prepare(sql)));
+    return s;
+  };
+
+  function relations(ids, authorIds) {
+    const categories = new Map();
+    const tags = new Map();
+    const authors = new Map();
+    if (!ids.length) return { categories, tags, authors };
+    const push = (map, r) => {
+      let arr = map.get(r.content_id);
+      if (!arr) map.set(r.content_id, (arr = []));
+      arr.push({ id: r.id, name: r.name, slug: r.slug });
+    };
+    for (const r of stmt(SQL.categoriesOf(ids.length)).all(siteId, ...ids)) push(categories, r);
+    for (const r of stmt(SQL.tagsOf(ids.length)).all(siteId, ...ids)) push(tags, r);
+    if (authorIds.length) for (const u of stmt(SQL.authors(authorIds.length)).all(siteId, ...authorIds)) authors.set(u.id, { id: u.id, fullName: u.full_name });
+    return { categories, tags, authors };
+  }
+
+  function summaries(rows) {
+    const rel = relations(rows.map((r) => r.id), [...new Set(rows.map((r) => r.author_id).filter(Boolean))]);
+    return rows.map((r) => ({
+      id: r.id, title: r.title, slug: r.slug, type: 'post', status: r.status, excerpt: r.excerpt, locale: r.locale,
+      translationGroup: r.translation_group,
+      featuredImage: r.featured_image_url ? { url: r.featured_image_url, alt: r.featured_image_alt, variants: null } : null,
+      categories: rel.categories.get(r.id) ?? [], tags: rel.tags.get(r.id) ?? [],
+      author: r.author_id ? rel.authors.get(r.author_id) ?? null : null,
+      publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
+    }));
+  }
+
+  function detail(r) {
+    const [summary] = summaries([r]);
+    const members = stmt(SQL.groupMembers).all(siteId, r.translation_group).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
+    const sd = parseJson(r.structured_data, null) ?? {};
+    const structuredData = { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };
+    const jsonLd = [];
+    if (structuredData.article.enabled) {
+      jsonLd.push({
+        '@context': 'https://schema.org', '@type': structuredData.article.type, headline: r.meta_title ?? r.title,
+        ...(r.excerpt || r.meta_description ? { description: r.meta_description ?? r.excerpt } : {}),
+        ...(r.featured_image_url ? { image: r.featured_image_url } : {}),
+        ...(r.published_at ? { datePublished: r.published_at } : {}), dateModified: r.updated_at,
+        ...(summary.author ? { author: { '@type': 'Person', name: summary.author.fullName } } : {}),
+        inLanguage: r.locale,
+      });
+    }
+    if (structuredData.faq.length) {
+      jsonLd.push({
+        '@context': 'https://schema.org', '@type': 'FAQPage',
+        mainEntity: structuredData.faq.map((f) => ({ '@type': 'Question', name: f.question, acceptedAnswer: { '@type': 'Answer', text: f.answer } })),
+      });
+    }
+    return {
+      ...summary,
+      body: parseJson(r.body, null),
+      bodyHtml: r.body_html,
+      meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
+      alternates: members.filter((m) => m.id !== r.id).map((m) => ({ locale: m.locale, id: m.id, slug: m.slug })),
+      metadata: parseJson(r.metadata, {}) ?? {},
+      customData: parseJson(r.custom_data, null),
+      structuredData,
+      jsonLd,
+    };
+  }
+
+  const app = Fastify({ logger: false });
+
+  app.get('/bare/ready', async () => ({ ok: true }));
+
+  app.get('/v1/categories/tree', async () => {
+    const rows = stmt(SQL.treeRows).all(siteId);
+    const counts = new Map(rows.map((r) => [r.id, 0]));
+    if (rows.length) for (const c of stmt(SQL.categoryCounts(rows.length)).all(siteId, ...rows.map((r) => r.id))) counts.set(c.ref, c.n);
+    const nodes = new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, slug: r.slug, contentCount: counts.get(r.id) ?? 0, children: [] }]));
+    const roots = [];
+    for (const r of rows) {
+      const parent = r.parent_id === null ? undefined : nodes.get(r.parent_id);
+      (parent ? parent.children : roots).push(nodes.get(r.id));
+    }
+    return { data: roots };
+  });
+
+  app.get('/v1/tags', async (req) => {
+    const { page, limit, offset } = pageOf(req.query);
+    const total = stmt(SQL.tagCount).get(siteId).count;
+    const rows = total === 0 || offset >= total ? [] : stmt(SQL.tagPage).all(siteId, limit, offset);
+    const counts = new Map();
+    if (rows.length) for (const c of stmt(SQL.tagCounts(rows.length)).all(siteId, ...rows.map((r) => r.id))) counts.set(c.ref, c.n);
+    return {
+      data: rows.map((r) => ({
+        id: r.id, name: r.name, slug: r.slug, description: r.description, locale: r.locale, translationGroup: r.translation_group,
+        contentCount: counts.get(r.id) ?? 0, createdAt: r.created_at, updatedAt: r.updated_at,
+      })),
+      meta: pageMeta(total, page, limit),
+    };
+  });
+
+  app.get('/v1/contents', async (req) => {
+    const { page, limit, offset } = pageOf(req.query);
+    const total = stmt(SQL.contentCount).get(siteId).count;
+    const rows = total === 0 || offset >= total ? [] : stmt(SQL.contentPage).all(siteId, limit, offset);
+    return { data: summaries(rows), meta: pageMeta(total, page, limit) };
+  });
+
+  app.get('/v1/contents/search', async (req) => {
+    const { page, limit, offset } = pageOf(req.query);
+    const match = ftsQuery(String(req.query.q ?? ''));
+    if (!match) return { data: [], meta: pageMeta(0, page, limit) };
+    const rows = stmt(SQL.searchPage).all(`{title} : (${match})`, `{title slug} : (${match})`, match, siteId, 1, offset + limit - 1, limit, offset);
+    if (!rows.length) {
+      const total = offset === 0 ? 0 : stmt(SQL.searchCount).get(match, siteId).n;
+      return { data: [], meta: pageMeta(total, page, limit) };
+    }
+    const ids = rows.map((r) => r.id);
+    const marks = new Map(stmt(SQL.highlights).all(OPEN, CLOSE, OPEN, CLOSE, '…', 24, match, JSON.stringify(ids)).map((m) => [m.id, m]));
+    const byId = new Map(summaries(stmt(SQL.summariesByIds(ids.length)).all(siteId, ...ids)).map((s) => [s.id, s]));
+    return {
+      data: ids.filter((id) => byId.has(id)).map((id) => ({
+        ...byId.get(id),
+        highlights: { title: markedToHtml(marks.get(id)?.title_hl ?? ''), body: markedToHtml(marks.get(id)?.body_hl ?? '') },
+      })),
+      meta: pageMeta(rows[0].total, page, limit),
+    };
+  });
+
+  app.get('/v1/contents/slug/:slug', async (req, reply) => {
+    const row = stmt(SQL.bySlug).get(siteId, req.params.slug, req.query.locale ?? site.default_locale);
+    if (!row) return reply.code(404).send({ error: 'not found' });
+    return { data: detail(row) };
+  });
+
+  app.get('/v1/contents/:id', async (req, reply) => {
+    const row = stmt(SQL.byId).get(siteId, Number(req.params.id));
+    if (!row) return reply.code(404).send({ error: 'not found' });
+    return detail(row);
+  });
+
+  app.addHook('onClose', async () => db.close());
+  return app;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const port = Number(process.env.PORT);
+  const file = process.env.DATABASE_URL;
+  if (!Number.isInteger(port) || port <= 0 || !file) {
+    process.stderr.write('bare-fastify: PORT and DATABASE_URL must be set\n');
+    process.exit(1);
+  }
+  const app = createBareApp(file);
+  await app.listen({ port, host: process.env.HOST || '127.0.0.1' });
+  const stop = () => app.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

@@ -1,0 +1,381 @@
+/**
+ * A realistic blog for the contents, categories and tags rows of `npm run bench`:
+ *
+ * - 200 categories in a 3-level tree (8 roots, 4 children each, 5 grandchildren each);
+ * - 500 tags;
+ * - 10,000 posts of about 5 KB of text each (mostly published, some drafts, a few archived),
+ *   each in 1-3 categories and with 2-6 tags, by the site owner, locale `en`, created over two
+ *   years; bodies are markdown rendered through the service's own rich-text code
+ *   (src/shared/richtext), so `body` (ProseMirror JSON), `body_html` and `body_text` are what
+ *   the service would store. 200 distinct bodies are rendered and reused (rendering is the slow
+ *   part); titles, slugs, excerpts and dates are per post.
+ *
+ * Rows are written with Kysely in batches inside one transaction, with explicit ids so the links
+ * need no read-back. The full-text index (migration 0009) is filled by its insert trigger; the
+ * seeder checks that it answers. No revisions are written (no read endpoint uses them).
+ *
+ * Everything is drawn from a seeded PRNG, so every run seeds the same site. The search words are
+ * chosen from what was generated: a common word (in about a third of the posts) and a rare one
+ * (in about 1%), with their exact document frequencies in the context.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../src/db/types.js';
+import { markdownToDoc, renderDoc } from '../src/shared/richtext/index.js';
+import { nextFreeSlug, slugify } from '../src/shared/slug.js';
+import type { BenchContext } from './endpoints.js';
+
+export const BLOG = {
+  rootCategories: 8,
+  childrenPerRoot: 4,
+  grandchildrenPerChild: 5,
+  tags: 500,
+  posts: 10_000,
+  distinctBodies: 200,
+  /** Target size of each body's markdown source, characters. */
+  bodyChars: 5_000,
+  /** Share of posts published, and archived; the rest are drafts. */
+  publishedShare: 0.85,
+  archivedShare: 0.03,
+  /** Target document frequencies of the two search words. */
+  commonWordShare: 1 / 3,
+  rareWordShare: 0.01,
+} as const;
+
+// ------------------------------------------------------------------------------------------------
+// Deterministic randomness
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Rng = () => number;
+const int = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
+const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!;
+
+/** Sampler over `words` with Zipf weights 1/rank^s: a few words everywhere, a long tail of rare ones. */
+function zipf(rng: Rng, words: readonly string[], s: number): () => string {
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (let i = 0; i < words.length; i++) cumulative.push((sum += 1 / (i + 1) ** s));
+  return () => {
+    const x = rng() * sum;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return words[lo]!;
+  };
+}
+
+/** `k` distinct items of `list`. */
+function sample<T>(rng: Rng, list: readonly T[], k: number): T[] {
+  const copy = [...list];
+  for (let i = 0; i < k; i++) {
+    const j = i + Math.floor(rng() * (copy.length - i));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy.slice(0, k);
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+// ------------------------------------------------------------------------------------------------
+// Vocabulary
+
+const FUNCTION_WORDS = ('the the the a a of of to to and and in in is for with that on as it this by from are be at or an '
+  + 'we you they can will not but when more so if how what all about into than then also which only their our these most each')
+  .split(' ');
+
+/** Content words, most frequent first (their Zipf rank). */
+const CONTENT_WORDS = (
+  'system data team work time project code user service change process people design release product feature '
+  + 'performance page model problem question support version result test build value state request update field '
+  + 'report content search review network source issue error query file object rule event language server client '
+  + 'decision plan market policy budget strategy story reader writer editor article draft quality standard library '
+  + 'platform framework interface component module package function method pattern structure format schema record '
+  + 'document image video audio camera screen window button menu layout color font style theme brand logo message '
+  + 'email account profile setting option preference permission role access token session cookie cache memory disk '
+  + 'storage backup archive history log metric signal alert monitor dashboard chart graph table index column row '
+  + 'count total average median limit range scale growth trend forecast estimate target goal milestone deadline '
+  + 'meeting workshop conference talk lecture course lesson tutorial guide manual handbook checklist template example '
+  + 'sample prototype experiment hypothesis evidence analysis insight finding summary conclusion opinion argument '
+  + 'debate interview survey feedback comment reply thread forum community member volunteer partner customer vendor '
+  + 'supplier contract invoice payment price cost revenue profit margin investment fund grant salary benefit office '
+  + 'remote travel weekend morning evening winter summer spring autumn garden kitchen recipe coffee bread river mountain '
+  + 'forest ocean island city village street bridge station airport harbor museum gallery theater studio workshop '
+  + 'laboratory hospital school university student teacher parent child family friend neighbor manager leader founder '
+  + 'engineer designer developer researcher scientist analyst consultant journalist photographer musician artist '
+  + 'author poet actor athlete coach doctor nurse lawyer judge farmer baker chef pilot driver sailor soldier '
+  + 'careful quick slow simple complex modern classic open private public local global digital physical natural '
+  + 'visual formal casual practical theoretical reliable flexible robust fragile secure stable portable scalable '
+  + 'efficient elegant honest curious patient brave quiet loud bright dark fresh ancient recent future annual weekly '
+  + 'migrate deploy refactor measure improve reduce increase balance compare explain describe publish schedule archive '
+  + 'translate review approve reject merge split combine connect share discover explore imagine remember forget '
+  + 'borrow replace repair protect prevent recover predict negotiate organize simplify automate document celebrate'
+).split(' ');
+
+/** Rare subject words: each body is about three of them, so each lands in about 1-2% of the posts. */
+const TOPIC_WORDS = (
+  'kubernetes postgres sqlite webassembly typescript rustacean graphql terraform ansible prometheus grafana kafka '
+  + 'rabbitmq elasticsearch redis nginx haproxy wireguard tailscale cloudflare netlify vercel figma sketch blender '
+  + 'photoshop lightroom audacity ableton kotlin swift flutter svelte solidjs astro remix nuxt gatsby hugo jekyll '
+  + 'eleventy docusaurus storybook playwright cypress vitest jest mocha esbuild rollup webpack parcel turbopack deno '
+  + 'bun fastify express koa hapi nestjs django flask rails laravel phoenix elixir erlang haskell ocaml clojure scala '
+  + 'fortran cobol pascal lisp prolog smalltalk zig nim crystal julia matlab octave pandas numpy pytorch tensorflow '
+  + 'jupyter airflow dagster dbt snowflake bigquery redshift clickhouse duckdb cassandra mongodb couchdb dynamodb '
+  + 'neo4j arangodb influxdb timescale supabase firebase appwrite pocketbase strapi ghost wordpress drupal joomla '
+  + 'contentful sanity directus payload keystone tiptap prosemirror lexical quill markdown asciidoc latex pandoc '
+  + 'inkscape krita gimp darktable kdenlive obs handbrake ffmpeg imagemagick libvips sharp squoosh'
+).split(' ');
+
+const SECTION_OPENERS = ['Why', 'How', 'What', 'When', 'Notes on', 'Lessons from', 'A look at', 'Getting started with', 'Beyond', 'Rethinking'];
+
+// ------------------------------------------------------------------------------------------------
+// Markdown bodies
+
+interface Body {
+  markdown: string;
+  body: string;
+  html: string;
+  text: string;
+  firstSentence: string;
+  /** Lower-case words of the text (for document frequencies). */
+  words: Set<string>;
+}
+
+function makeBody(rng: Rng, nextWord: () => string): string {
+  const topics = sample(rng, TOPIC_WORDS, 3);
+  const word = () => {
+    const r = rng();
+    if (r < 0.42) return pick(rng, FUNCTION_WORDS);
+    if (r < 0.45) return pick(rng, topics);
+    return nextWord();
+  };
+  const inline = (w: string) => {
+    const r = rng();
+    if (r < 0.02) return `**${w}**`;
+    if (r < 0.035) return `*${w}*`;
+    if (r < 0.045) return `\`${w}\``;
+    if (r < 0.05) return `[${w}](https://example.com/${slugify(w) || 'page'}/${int(rng, 1, 999)})`;
+    return w;
+  };
+  const sentence = (plain = false) => {
+    const n = int(rng, 8, 20);
+    const words = Array.from({ length: n }, () => (plain ? word() : inline(word())));
+    return `${capitalize(words.join(' '))}${rng() < 0.1 ? '?' : '.'}`;
+  };
+  const paragraph = () => Array.from({ length: int(rng, 3, 6) }, () => sentence()).join(' ');
+
+  const blocks: string[] = [Array.from({ length: 3 }, () => sentence(true)).join(' '), paragraph()];
+  let length = blocks.join('\n\n').length;
+  while (length < BLOG.bodyChars) {
+    const heading = `## ${pick(rng, SECTION_OPENERS)} ${[nextWord(), pick(rng, topics), nextWord()].join(' ')}`;
+    const section = [heading, paragraph(), paragraph()];
+    const extra = rng();
+    if (extra < 0.35) section.push(Array.from({ length: int(rng, 3, 5) }, () => `- ${capitalize(Array.from({ length: int(rng, 3, 9) }, word).join(' '))}`).join('\n'));
+    else if (extra < 0.5) section.push(`> ${sentence()} ${sentence()}`);
+    else if (extra < 0.6) section.push(`\`\`\`ts\nconst ${nextWord()} = await ${pick(rng, topics)}.${nextWord()}({ limit: ${int(rng, 1, 100)} });\n\`\`\``);
+    if (rng() < 0.5) section.push(paragraph());
+    blocks.push(...section);
+    length += section.join('\n\n').length + 2;
+  }
+  return blocks.join('\n\n');
+}
+
+function renderBody(markdown: string): Body {
+  const rendered = renderDoc(markdownToDoc(markdown));
+  const firstSentence = /^[^.?]*[.?]/.exec(rendered.text)?.[0] ?? rendered.text.slice(0, 160);
+  return {
+    markdown,
+    body: JSON.stringify(rendered.doc),
+    html: rendered.html,
+    text: rendered.text,
+    firstSentence,
+    words: new Set(rendered.text.toLowerCase().match(/[a-z0-9]+/g) ?? []),
+  };
+}
+
+/** One ~5 KB markdown document (for the create row): generated like the seeded bodies. */
+export function benchMarkdown(seed = 7): string {
+  const rng = mulberry32(seed);
+  return makeBody(rng, zipf(rng, CONTENT_WORDS, 1.05));
+}
+
+// ------------------------------------------------------------------------------------------------
+// The seeder
+
+async function nextId(db: Db, table: 'categories' | 'tags' | 'contents'): Promise<number> {
+  const row = await sql<{ n: number | null }>`select max(id) as n from ${sql.table(table)}`.execute(db);
+  return Number(row.rows[0]?.n ?? 0) + 1;
+}
+
+async function insertBatches<T>(rows: T[], size: number, insert: (batch: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += size) await insert(rows.slice(i, i + size));
+}
+
+const DAY = 86_400_000;
+
+/**
+ * Seeds the blog. Returns, for the endpoints' paths and bodies: a published post's id and slug,
+ * the two search words with their document frequencies, and counts.
+ */
+export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Readonly<BenchContext>): Promise<Record<string, unknown>> {
+  const rng = mulberry32(20_240_601);
+  const nextWord = zipf(rng, CONTENT_WORDS, 1.05);
+  const t0 = performance.now();
+
+  // Bodies first (the slow part), outside the transaction.
+  const bodies: Body[] = Array.from({ length: BLOG.distinctBodies }, () => renderBody(makeBody(rng, nextWord)));
+  const tRender = performance.now();
+
+  const end = Date.now() - DAY;
+  const start = end - 730 * DAY;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const counts = { categories: 0, tags: 0, posts: 0, published: 0, categoryLinks: 0, tagLinks: 0 };
+  const result: Record<string, unknown> = {};
+
+  await db.transaction().execute(async (tx) => {
+    // Categories: roots, then children, then grandchildren (parents exist before their children).
+    const usedCategorySlugs = new Set<string>();
+    const categoryRows: Array<{ id: number; parent_id: number | null; name: string; slug: string }> = [];
+    let categoryId = await nextId(tx, 'categories');
+    const names = sample(rng, CONTENT_WORDS.slice(0, 300), 300);
+    let nameIndex = 0;
+    const addCategory = (name: string, parent: number | null) => {
+      const slug = nextFreeSlug(slugify(name), usedCategorySlugs);
+      usedCategorySlugs.add(slug);
+      categoryRows.push({ id: categoryId++, parent_id: parent, name, slug });
+      return categoryId - 1;
+    };
+    for (let r = 0; r < BLOG.rootCategories; r++) {
+      const rootName = capitalize(names[nameIndex++]!);
+      const root = addCategory(rootName, null);
+      for (let c = 0; c < BLOG.childrenPerRoot; c++) {
+        const childName = `${rootName} ${names[nameIndex++]!}`;
+        const child = addCategory(childName, root);
+        for (let g = 0; g < BLOG.grandchildrenPerChild; g++) addCategory(`${capitalize(pick(rng, TOPIC_WORDS))} ${names[(nameIndex + g * 7) % names.length]!}`, child);
+      }
+    }
+    const createdAt = iso(start - 30 * DAY);
+    await insertBatches(categoryRows, 100, (batch) => tx.insertInto('categories').values(batch.map((c) => ({
+      id: c.id, site_id: siteId, name: c.name, slug: c.slug, description: rng() < 0.6 ? `Posts about ${c.name.toLowerCase()}.` : null,
+      image: null, parent_id: c.parent_id, locale: 'en', translation_group: randomUUID(), sitemap_priority: null,
+      sitemap_changefreq: null, content_mode: 'standard' as const, schema: null, schema_source: 'own' as const,
+      created_at: createdAt, updated_at: createdAt,
+    })) as never).execute());
+    counts.categories = categoryRows.length;
+
+    // Tags: unique names from topic words and word pairs.
+    const tagNames = new Set<string>(TOPIC_WORDS);
+    while (tagNames.size < BLOG.tags) tagNames.add(`${pick(rng, CONTENT_WORDS)} ${pick(rng, CONTENT_WORDS)}`);
+    const usedTagSlugs = new Set<string>();
+    let tagId = await nextId(tx, 'tags');
+    const tagRows = [...tagNames].slice(0, BLOG.tags).map((name, i) => {
+      const slug = nextFreeSlug(slugify(name), usedTagSlugs);
+      usedTagSlugs.add(slug);
+      // Spread over the two years, so the default order (created_at desc) is a real sort.
+      const at = iso(start + Math.floor((i / BLOG.tags) * 730 * DAY));
+      return { id: tagId++, site_id: siteId, name, slug, description: rng() < 0.3 ? `Everything about ${name}.` : null, locale: 'en', translation_group: randomUUID(), created_at: at, updated_at: at };
+    });
+    await insertBatches(tagRows, 200, (batch) => tx.insertInto('tags').values(batch as never).execute());
+    counts.tags = tagRows.length;
+
+    // Posts, in creation order; ids follow created_at.
+    const categoryIds = categoryRows.map((c) => c.id);
+    const tagIds = tagRows.map((t) => t.id);
+    // Popular tags and categories: a Zipf pick over a shuffled list.
+    const nextCategory = zipf(rng, sample(rng, categoryIds, categoryIds.length).map(String), 0.8);
+    const nextTag = zipf(rng, sample(rng, tagIds, tagIds.length).map(String), 0.9);
+    const usedPostSlugs = new Set<string>();
+    const df = new Map<string, number>();
+    let postId = await nextId(tx, 'contents');
+    const posts: Array<Record<string, unknown>> = [];
+    const categoryLinks: Array<{ site_id: string; content_id: number; category_id: number; position: number }> = [];
+    const tagLinks: Array<{ site_id: string; content_id: number; tag_id: number; position: number }> = [];
+    const publishedIds: number[] = [];
+    const step = (end - start) / BLOG.posts;
+    for (let i = 0; i < BLOG.posts; i++) {
+      const id = postId++;
+      const body = bodies[i % bodies.length]!;
+      const title = capitalize([...Array.from({ length: int(rng, 3, 7) }, nextWord), pick(rng, TOPIC_WORDS)].sort(() => rng() - 0.5).join(' '));
+      const slug = nextFreeSlug(slugify(title, 500) || 'post', usedPostSlugs, 500);
+      usedPostSlugs.add(slug);
+      const created = Math.floor(start + i * step + rng() * step * 0.9);
+      const r = rng();
+      const status = r < BLOG.publishedShare ? 'published' : r < BLOG.publishedShare + BLOG.archivedShare ? 'archived' : 'draft';
+      const published = status === 'draft' ? null : Math.min(end, created + int(rng, 0, 48) * 3_600_000);
+      const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
+      const hasImage = rng() < 0.6;
+      posts.push({
+        id, site_id: siteId, type: 'post', title, slug, status, excerpt: rng() < 0.7 ? body.firstSentence : null, locale: 'en',
+        translation_group: randomUUID(), author_id: userId, body: body.body, body_html: body.html, body_text: body.text,
+        featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null, featured_image_alt: hasImage ? title : null,
+        meta_title: rng() < 0.4 ? title : null, meta_description: rng() < 0.4 ? body.firstSentence : null, meta_keywords: null,
+        canonical_url: null, og_image: null, metadata: null, custom_data: null, structured_data: null,
+        scheduled_at: null, published_at: published === null ? null : iso(published), created_at: iso(created), updated_at: iso(updated),
+      });
+      if (status === 'published') publishedIds.push(id);
+      const cats = new Set<number>();
+      const nCats = int(rng, 1, 3);
+      while (cats.size < nCats) cats.add(Number(nextCategory()));
+      [...cats].forEach((c, position) => categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position }));
+      const tgs = new Set<number>();
+      const nTags = int(rng, 2, 6);
+      while (tgs.size < nTags) tgs.add(Number(nextTag()));
+      [...tgs].forEach((t, position) => tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position }));
+      for (const w of new Set([...body.words, ...(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])])) df.set(w, (df.get(w) ?? 0) + 1);
+    }
+    // 27 columns a row: 25 rows stay far below SQLite's bound-parameter limit.
+    await insertBatches(posts, 25, (batch) => tx.insertInto('contents').values(batch as never).execute());
+    await insertBatches(categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
+    await insertBatches(tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+    counts.posts = posts.length;
+    counts.published = publishedIds.length;
+    counts.categoryLinks = categoryLinks.length;
+    counts.tagLinks = tagLinks.length;
+
+    // Search words: a content word in about a third of the posts, a topic word in about 1%.
+    const closest = (words: readonly string[], share: number) => {
+      const target = share * BLOG.posts;
+      return words.filter((w) => df.has(w)).reduce((best, w) => (Math.abs(df.get(w)! - target) < Math.abs(df.get(best)! - target) ? w : best));
+    };
+    const common = closest(CONTENT_WORDS, BLOG.commonWordShare);
+    const rare = closest(TOPIC_WORDS, BLOG.rareWordShare);
+
+    // A published post from the middle of the list (not on page 1, not the newest).
+    const post = posts.find((p) => p.id === publishedIds[Math.floor(publishedIds.length / 2)])!;
+    Object.assign(result, {
+      postId: post.id, postSlug: post.slug,
+      searchCommon: common, searchCommonPosts: df.get(common), searchRare: rare, searchRarePosts: df.get(rare),
+      createMarkdown: benchMarkdown(),
+    });
+  });
+  const tInsert = performance.now();
+
+  // The FTS index is filled by the insert trigger of migration 0009: check that it answers.
+  const matched = await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${String(result.searchCommon)}"`}`.execute(db);
+  const indexed = Number(matched.rows[0]?.n ?? 0);
+  if (indexed === 0) throw new Error('seedBlog: the full-text index (contents_fts) finds nothing; is the insert trigger of migration 0009 missing?');
+  result.searchCommonIndexed = indexed;
+
+  const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+  const summary = (
+    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), `
+    + `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, `
+    + `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; `
+    + `render ${((tRender - t0) / 1000).toFixed(1)} s, insert ${((tInsert - tRender) / 1000).toFixed(1)} s; `
+    + `search words "${String(result.searchCommon)}" (in ${String(result.searchCommonPosts)} posts) and "${String(result.searchRare)}" (in ${String(result.searchRarePosts)})`
+  );
+  return { ...result, ...counts, summary };
+}
