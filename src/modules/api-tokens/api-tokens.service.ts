@@ -99,11 +99,32 @@ function scopeSet(raw: unknown): ReadonlySet<string> {
 const TOUCH_INTERVAL_MS = 60_000;
 const lastTouched = new Map<string, number>();
 
+/**
+ * Token rows are kept for a few seconds, so a burst of requests costs one lookup: revoking in
+ * this process takes effect at once (revokeToken forgets the row), a revocation by another
+ * process (the CLI, another instance) within VERIFIED_TTL_MS. The secret is still hashed and
+ * compared on every request, and expiry is checked against the clock every time.
+ */
+const VERIFIED_TTL_MS = 5_000;
+type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenById>>>;
+const tokenRows = new Map<string, { row: TokenRow | undefined; until: number }>();
+
+async function tokenRow(db: Executor, id: string): Promise<TokenRow | undefined> {
+  const now = Date.now();
+  const cached = tokenRows.get(id);
+  if (cached && cached.until > now) return cached.row;
+  const row = await repo.findTokenById(db, id);
+  if (tokenRows.size >= 10_000) tokenRows.clear();
+  // Unknown ids are not kept: a flood of made-up ids must not fill the map.
+  if (row) tokenRows.set(id, { row, until: now + VERIFIED_TTL_MS });
+  return row;
+}
+
 export async function verifyToken(db: Executor, raw: string): Promise<VerifiedToken> {
   const m = TOKEN_PATTERN.exec(raw);
   if (!m) throw new AppError('UNAUTHORIZED');
   const id = uuidFromHex(m[1]!);
-  const row = await repo.findTokenById(db, id);
+  const row = await tokenRow(db, id);
   const given = Buffer.from(hashSecret(m[2]!), 'hex');
   const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
   if (!row || stored.length !== given.length || !timingSafeEqual(stored, given)) throw new AppError('UNAUTHORIZED');
@@ -133,5 +154,6 @@ export async function listTokens(db: Executor, siteId: string) {
 }
 
 export async function revokeToken(db: Executor, id: string): Promise<boolean> {
+  tokenRows.delete(id);
   return repo.revokeToken(db, id, now());
 }
