@@ -23,12 +23,32 @@ export function slugify(input: string, maxLength = 255): string {
 
 export const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';
 
-/** The first free slug among base, base-2, base-3, ... given the slugs already taken. */
+/** The first free slug among base, base-2, base-3, ... given the slugs already taken (seeding, bulk tools). */
 export function nextFreeSlug(base: string, taken: ReadonlySet<string>, maxLength = 255): string {
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) {
     const suffix = `-${n}`;
     const candidate = `${base.slice(0, maxLength - suffix.length).replace(/-+$/, '')}${suffix}`;
     if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/**
+ * The first free slug among base, base-2, base-3, ..., asking `taken` which of a batch of
+ * candidates exist. An `IN (...)` of exact slugs uses the (site_id, locale, slug) index; a
+ * `LIKE 'base-%'` cannot, and read every slug of the site on each create.
+ */
+export async function findFreeSlug(base: string, taken: (candidates: string[]) => Promise<Set<string>>, maxLength = 255): Promise<string> {
+  const BATCH = 25;
+  for (let start = 1; ; start += BATCH) {
+    const candidates = Array.from({ length: BATCH }, (_, i) => {
+      const n = start + i;
+      if (n === 1) return base;
+      const suffix = `-${n}`;
+      return `${base.slice(0, maxLength - suffix.length).replace(/-+$/, '')}${suffix}`;
+    });
+    const used = await taken(candidates);
+    const free = candidates.find((c) => !used.has(c));
+    if (free) return free;
   }
 }

@@ -94,9 +94,9 @@ export function treeRows(db: Executor, siteId: string, locale?: string) {
   return q.orderBy('name', 'asc').orderBy('id', 'asc').execute();
 }
 
-export async function slugsLike(db: Executor, siteId: string, locale: string, base: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('categories').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
-    .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+/** Which of these slugs are used in the locale (one indexed lookup). */
+export async function slugsIn(db: Executor, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
+  const rows = await db.selectFrom('categories').select('slug').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', 'in', candidates).execute();
   return new Set(rows.map((r) => r.slug));
 }
 

@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../db/types.js';
 import type { DialectName } from '../../db/connect.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { invalid, issuesError, notFound } from '../../shared/errors.js';
-import { nextFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, slugify } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { effectiveSchema, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
@@ -129,7 +129,7 @@ export async function createCategory(db: Db, siteId: string, input: Static<typeo
       if (await repo.slugTaken(tx, siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
     } else {
       const base = slugify(name) || 'category';
-      slug = nextFreeSlug(base, await repo.slugsLike(tx, siteId, locale, base));
+      slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, siteId, locale, c));
     }
     let group = input.translationGroup;
     if (group) await assertLocaleFree(tx, 'categories', siteId, group, locale);
@@ -199,7 +199,7 @@ export async function copyCategoryToLocale(db: Db, siteId: string, id: number, b
       const translated = parent ? await repo.findInGroup(tx, siteId, parent.translation_group, target) : undefined;
       parentId = translated ? Number(translated.id) : null;
     }
-    const slug = nextFreeSlug(row.slug, await repo.slugsLike(tx, siteId, target, row.slug));
+    const slug = await findFreeSlug(row.slug, (c) => repo.slugsIn(tx, siteId, target, c));
     const at = now();
     const newId = await repo.insertCategory(tx, {
       site_id: siteId, name: row.name, slug, description: row.description, image: row.image, parent_id: parentId,

@@ -207,9 +207,9 @@ export async function setTags(db: Executor, siteId: string, contentId: number, i
   if (ids.length) await db.insertInto('content_tags').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i }))).execute();
 }
 
-export async function slugsLike(db: Executor, siteId: string, locale: string, base: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
-    .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+/** Which of these slugs are used in the locale (one indexed lookup). */
+export async function slugsIn(db: Executor, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
+  const rows = await db.selectFrom('contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', 'in', candidates).execute();
   return new Set(rows.map((r) => r.slug));
 }
 

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
-import { nextFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, slugify } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { richTextFromInput } from '../../shared/richtext/index.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
@@ -236,7 +236,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
       if (await repo.slugTaken(tx, siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
     } else {
       const base = slugify(input.title, 500) || 'post';
-      slug = nextFreeSlug(base, await repo.slugsLike(tx, siteId, locale, base), 500);
+      slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, siteId, locale, c), 500);
     }
     let group = input.translationGroup;
     if (group) await assertLocaleFree(tx, 'contents', siteId, group, locale);
@@ -458,7 +458,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     if (!row) throw notFound('content');
     await assertLocaleFree(tx, 'contents', auth.siteId, row.translation_group, target);
     const links = await repo.linkedIds(tx, auth.siteId, id);
-    const slug = nextFreeSlug(row.slug, await repo.slugsLike(tx, auth.siteId, target, row.slug), 500);
+    const slug = await findFreeSlug(row.slug, (c) => repo.slugsIn(tx, auth.siteId, target, c), 500);
     const at = now();
     // Columns listed one by one: the row may carry database-maintained columns (a search vector).
     const newId = await repo.insertContent(tx, {

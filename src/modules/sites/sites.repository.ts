@@ -14,8 +14,8 @@ export async function countSites(db: Executor): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export async function slugsLike(db: Executor, base: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('sites').select('slug').where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)])).execute();
+export async function slugsIn(db: Executor, candidates: string[]): Promise<Set<string>> {
+  const rows = await db.selectFrom('sites').select('slug').where('slug', 'in', candidates).execute();
   return new Set(rows.map((r) => r.slug));
 }
 

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Executor, SitesTable } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
-import { slugify, nextFreeSlug } from '../../shared/slug.js';
+import { findFreeSlug, slugify } from '../../shared/slug.js';
 import { canonicalLocale, isTimezone, LOCALE_CATALOG, localeInfo } from '../../shared/locales.js';
 import * as repo from './sites.repository.js';
 
@@ -71,7 +71,7 @@ export async function createSite(db: Db, input: { name: string; domain: string; 
   return db.transaction().execute(async (tx) => {
     const at = now();
     const base = slugify(name) || 'site';
-    const slug = nextFreeSlug(base, await repo.slugsLike(tx, base));
+    const slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, c));
     const id = randomUUID();
     const ownerUserId = randomUUID();
     const publicKey = `pk_${randomBytes(18).toString('base64url')}`;
