@@ -247,6 +247,13 @@ export async function deleteContents(db: Executor, siteId: string, ids: number[]
   return rows.map((r) => Number(r.id));
 }
 
+/** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
+export async function groupAlternates(db: Executor, siteId: string, group: string, v: Visibility = {}) {
+  const rows = await applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug'])
+    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).execute();
+  return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
+}
+
 /**
  * The members of a translation group. Sorted here, not in SQL: an ORDER BY locale lets SQLite's
  * planner (without statistics) walk the (site_id, locale, slug) index over every content of the

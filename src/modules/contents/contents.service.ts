@@ -104,7 +104,7 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
 
 async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Visibility) {
   const [summary] = await summaries(db, siteId, [r]);
-  const members = await repo.groupMembers(db, siteId, r.translation_group, v);
+  const members = await repo.groupAlternates(db, siteId, r.translation_group, v);
   const sd = structuredDataOf(r);
   return {
     ...summary!,
