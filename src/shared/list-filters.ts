@@ -37,16 +37,29 @@ export function applyCommonFilters<DB, TB extends keyof DB, O>(
   f: CommonFilterValues,
   searchColumns: readonly string[],
 ): SelectQueryBuilder<DB, TB, O> {
+  const q = f.search ? (qb as SelectQueryBuilder<any, any, O>).where(containsText(dialect, searchColumns, f.search)) : qb;
+  return applyRecordFilters(q as SelectQueryBuilder<DB, TB, O>, f);
+}
+
+/**
+ * The common filters but search, on columns qualified by `table` when given (for queries that
+ * join other tables, e.g. contents with their links).
+ */
+export function applyRecordFilters<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  f: Omit<CommonFilterValues, 'search'>,
+  table?: string,
+): SelectQueryBuilder<DB, TB, O> {
+  const col = (name: string) => (table ? `${table}.${name}` : name);
   let q = qb as SelectQueryBuilder<any, any, O>;
-  if (f.search) q = q.where(containsText(dialect, searchColumns, f.search));
-  if (f.slug) q = q.where('slug', '=', f.slug);
-  if (f.slugs?.length) q = q.where('slug', 'in', f.slugs);
-  if (f.ids?.length) q = q.where('id', 'in', f.ids);
-  if (f.excludeIds?.length) q = q.where('id', 'not in', f.excludeIds);
-  if (f.locale) q = q.where('locale', '=', f.locale);
-  if (f.translationGroup) q = q.where('translation_group', '=', f.translationGroup);
-  if (f.dateFrom) q = q.where('created_at', '>=', dateBound(f.dateFrom, false));
-  if (f.dateTo) q = q.where('created_at', '<=', dateBound(f.dateTo, true));
+  if (f.slug) q = q.where(col('slug'), '=', f.slug);
+  if (f.slugs?.length) q = q.where(col('slug'), 'in', f.slugs);
+  if (f.ids?.length) q = q.where(col('id'), 'in', f.ids);
+  if (f.excludeIds?.length) q = q.where(col('id'), 'not in', f.excludeIds);
+  if (f.locale) q = q.where(col('locale'), '=', f.locale);
+  if (f.translationGroup) q = q.where(col('translation_group'), '=', f.translationGroup);
+  if (f.dateFrom) q = q.where(col('created_at'), '>=', dateBound(f.dateFrom, false));
+  if (f.dateTo) q = q.where(col('created_at'), '<=', dateBound(f.dateTo, true));
   return q as SelectQueryBuilder<DB, TB, O>;
 }
 

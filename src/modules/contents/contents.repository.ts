@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable, type SelectQueryBuilder, type Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound, paginate } from '../../shared/pagination.js';
+import { applyRecordFilters } from '../../shared/list-filters.js';
 import type { ContentListQueryValue } from './contents.schemas.js';
 
 export interface ContentsTable {
@@ -91,18 +92,10 @@ export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): 
 
 /** Every list filter of the spec's contents list (named per decisions G6-G7), as WHERE clauses on `contents`. */
 export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<ContentListQueryValue>): Q {
-  let q = qb as ContentsQuery;
+  let q = applyRecordFilters(qb as ContentsQuery, f, 'contents');
   if (f.type) q = q.where('contents.type', '=', f.type);
   if (f.status) q = q.where('contents.status', '=', f.status);
   if (f.authorId) q = q.where('contents.author_id', '=', f.authorId);
-  if (f.slug) q = q.where('contents.slug', '=', f.slug);
-  if (f.slugs?.length) q = q.where('contents.slug', 'in', f.slugs);
-  if (f.ids?.length) q = q.where('contents.id', 'in', f.ids);
-  if (f.excludeIds?.length) q = q.where('contents.id', 'not in', f.excludeIds);
-  if (f.locale) q = q.where('contents.locale', '=', f.locale);
-  if (f.translationGroup) q = q.where('contents.translation_group', '=', f.translationGroup);
-  if (f.dateFrom) q = q.where('contents.created_at', '>=', dateBound(f.dateFrom, false));
-  if (f.dateTo) q = q.where('contents.created_at', '<=', dateBound(f.dateTo, true));
   if (f.publishedFrom) q = q.where('contents.published_at', '>=', dateBound(f.publishedFrom, false));
   if (f.publishedTo) q = q.where('contents.published_at', '<=', dateBound(f.publishedTo, true));
   if (f.hasFeaturedImage !== undefined) q = q.where('contents.featured_image_url', f.hasFeaturedImage ? 'is not' : 'is', null);
