@@ -37,7 +37,8 @@ const SQL = {
   tagCount: 'select count(*) as "count" from "tags" where "site_id" = ?',
   tagPage: 'select * from "tags" where "site_id" = ? order by "created_at" desc, "id" desc limit ? offset ?',
   tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
-  contentCount: 'select count(*) as "count" from "contents" where "contents"."site_id" = ?',
+  // The unfiltered total from the per-status counters (migration 0012), as the service reads it.
+  contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
   contentPage: `select ${SUMMARY} from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?`,
   summariesByIds: (n) => `select ${SUMMARY} from "contents" where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
   categoriesOf: (n) => 'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" '
@@ -47,9 +48,11 @@ const SQL = {
   authors: (n) => `select "id", "full_name" from "users" where "site_id" = ? and "id" in (${list(n)})`,
   byId: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."id" = ?`,
   bySlug: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
+  // Without ?locale=, the site's default locale in the same statement.
+  bySlugDefault: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."slug" = ? `
+    + 'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
   // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
-  groupMembers: 'select "contents"."id", "contents"."locale", "contents"."slug", "contents"."status", "contents"."title", "contents"."excerpt", "contents"."body_text" '
-    + 'from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
+  groupAlternates: 'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
   // One statement in two steps (src/modules/contents/contents.search.ts): every match with its
   // tier and score, then the dates only for the rows down to the page's last (tier, score).
   searchPage: 'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score", '
@@ -146,7 +149,7 @@ export function createBareApp(file) {
   db.pragma('foreign_keys = ON');
   db.pragma('optimize=0x10002');
 
-  const site = db.prepare('select id, default_locale from sites order by created_at limit 1').get();
+  const site = db.prepare('select id from sites order by created_at limit 1').get();
   if (!site) throw new Error('bare-fastify: the database has no site');
   const siteId = site.id;
 
@@ -189,7 +192,7 @@ export function createBareApp(file) {
 
   function detail(r) {
     const [summary] = summaries([r]);
-    const members = stmt(SQL.groupMembers).all(siteId, r.translation_group).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
+    const members = stmt(SQL.groupAlternates).all(siteId, r.translation_group).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
     const sd = parseJson(r.structured_data, null) ?? {};
     const structuredData = { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };
     const jsonLd = [];
@@ -283,7 +286,9 @@ export function createBareApp(file) {
   });
 
   app.get('/v1/contents/slug/:slug', async (req, reply) => {
-    const row = stmt(SQL.bySlug).get(siteId, req.params.slug, req.query.locale ?? site.default_locale);
+    const row = req.query.locale
+      ? stmt(SQL.bySlug).get(siteId, req.params.slug, req.query.locale)
+      : stmt(SQL.bySlugDefault).get(siteId, req.params.slug, siteId);
     if (!row) return reply.code(404).send({ error: 'not found' });
     return { data: detail(row) };
   });

@@ -10,6 +10,7 @@ import * as m0007 from './migrations/0007_contents.js';
 import * as m0009 from './migrations/0009_contents_search.js';
 import * as m0010 from './migrations/0010_webhooks.js';
 import * as m0011 from './migrations/0011_content_link_indexes.js';
+import * as m0012 from './migrations/0012_content_counts.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => 
   '0009_contents_search': m0009,
   '0010_webhooks': m0010,
   '0011_content_link_indexes': m0011,
+  '0012_content_counts': m0012,
 };
 
 class StaticProvider implements MigrationProvider {

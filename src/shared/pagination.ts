@@ -45,8 +45,12 @@ export function listQuerySchema<P extends Record<string, TSchema>>(
   });
 }
 
-/** A bare date in `dateTo` means the end of that day. */
+/**
+ * A bare date in `dateTo` means the end of that day. Idempotent; a value that is not a string
+ * (a prepared query's parameter marker, db/prepared.ts) passes through: the caller bound it.
+ */
 export function dateBound(value: string, end: boolean): string {
+  if (typeof value !== 'string') return value;
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
   const d = new Date(value.replace(' ', 'T'));
   return Number.isNaN(d.getTime()) ? value : d.toISOString();

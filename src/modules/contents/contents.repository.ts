@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable, type SelectQueryBuilder, type Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound, paginate } from '../../shared/pagination.js';
+import { prepared } from '../../db/prepared.js';
 import { applyRecordFilters } from '../../shared/list-filters.js';
 import type { ContentListQueryValue } from './contents.schemas.js';
 
@@ -34,6 +35,8 @@ export interface ContentsTable {
   updated_at: Timestamp;
 }
 
+/** Contents per site and status, kept by triggers (migration 0012). */
+export interface ContentCountsTable { site_id: string; status: string; n: number }
 export interface ContentCategoriesTable { site_id: string; content_id: number; category_id: number; position: number }
 export interface ContentTagsTable { site_id: string; content_id: number; tag_id: number; position: number }
 export interface ContentRevisionsTable {
@@ -51,6 +54,7 @@ declare module '../../db/types.js' {
   interface DB {
     contents: ContentsTable;
     content_categories: ContentCategoriesTable;
+    content_counts: ContentCountsTable;
     content_tags: ContentTagsTable;
     content_revisions: ContentRevisionsTable;
   }
@@ -83,7 +87,7 @@ const RETURNED_COLUMNS = DETAIL_COLUMNS.map((c) => c.slice('contents.'.length)) 
 
 type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
 
-export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
+export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: { ownerId?: string; publishedOnly?: boolean }): Q {
   let q = qb as ContentsQuery;
   if (v.ownerId) q = q.where('contents.author_id', '=', v.ownerId);
   if (v.publishedOnly) q = q.where('contents.status', '=', 'published');
@@ -131,27 +135,98 @@ export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<C
   return q as Q;
 }
 
-export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility) {
-  const base = applyContentFilters(applyVisibility(db.selectFrom('contents').select(SUMMARY_COLUMNS).where('contents.site_id', '=', siteId), v), query);
-  const column = `contents.${query.sortBy ?? 'created_at'}` as 'contents.created_at';
-  const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
-  return paginate(base, query, (qb) => qb.orderBy(column, order).orderBy('contents.id', order)) as Promise<{ rows: SummaryRow[]; total: number }>;
+/** The list filters as prepared-query arguments: dates bound here, so the builder never transforms a value. */
+type ListArgs = Partial<ContentListQueryValue> & { siteId: string; ownerId?: string; publishedOnly?: true; limit?: number; offset?: number };
+const LIST_STRUCTURAL = ['sortBy', 'sortOrder', 'hasFeaturedImage', 'uncategorized', 'untagged', 'contentMode', 'publishedOnly'] as const;
+
+function listBase(db: Executor, p: ListArgs) {
+  return applyContentFilters(applyVisibility(db.selectFrom('contents').where('contents.site_id', '=', p.siteId), p), p);
 }
+
+const listCount = prepared((db, p: ListArgs) => listBase(db, p).select((eb) => eb.fn.countAll<number>().as('count')), { structural: LIST_STRUCTURAL });
+
+const listPage = prepared((db, p: ListArgs) => {
+  const column = `contents.${p.sortBy ?? 'created_at'}` as 'contents.created_at';
+  const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
+  return listBase(db, p).select(SUMMARY_COLUMNS).orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
+}, { structural: LIST_STRUCTURAL });
+
+/** The total from the per-status counters (decisions N12): for lists filtered by nothing but the status. */
+const countedTotal = prepared((db, p: { siteId: string; status?: string }) => {
+  const q = db.selectFrom('content_counts').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('n'), eb.lit(0)).as('count')).where('site_id', '=', p.siteId);
+  return p.status ? q.where('status', '=', p.status) : q;
+});
+
+const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder']);
+
+/** Whether the list has no filter the counters cannot answer: only paging, sorting and a status (or a delivery token's `published`). */
+function countable(query: ContentListQueryValue, v: Visibility): { status?: string } | null {
+  if (v.ownerId) return null;
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && !LIST_PAGING.has(name) && name !== 'status') return null;
+  }
+  if (v.publishedOnly && query.status && query.status !== 'published') return null;
+  return { status: v.publishedOnly ? 'published' : query.status };
+}
+
+/** One page of summaries and the filtered total (decisions G5): two prepared statements. */
+export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility) {
+  const { page, limit, ...filters } = query;
+  const args: ListArgs = {
+    ...filters, siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined,
+    dateFrom: query.dateFrom && dateBound(query.dateFrom, false), dateTo: query.dateTo && dateBound(query.dateTo, true),
+    publishedFrom: query.publishedFrom && dateBound(query.publishedFrom, false), publishedTo: query.publishedTo && dateBound(query.publishedTo, true),
+  };
+  const counted = countable(query, v);
+  const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
+  const offset = (page - 1) * limit;
+  if (total === 0 || offset >= total) return { rows: [] as SummaryRow[], total };
+  const rows = await listPage.execute(db, { ...args, limit, offset }) as SummaryRow[];
+  return { rows, total };
+}
+
+const summariesQuery = prepared((db, p: { siteId: string; ids: number[] }) =>
+  db.selectFrom('contents').select(SUMMARY_COLUMNS).where('contents.site_id', '=', p.siteId).where('contents.id', 'in', p.ids));
 
 export function summariesByIds(db: Executor, siteId: string, ids: number[]): Promise<SummaryRow[]> {
   if (!ids.length) return Promise.resolve([]);
-  return db.selectFrom('contents').select(SUMMARY_COLUMNS).where('contents.site_id', '=', siteId).where('contents.id', 'in', ids).execute() as Promise<SummaryRow[]>;
+  return summariesQuery.execute(db, { siteId, ids }) as Promise<SummaryRow[]>;
 }
+
+const VISIBILITY_STRUCTURAL = ['publishedOnly'] as const;
+type VisibilityArgs = { siteId: string; ownerId?: string; publishedOnly?: true };
+const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined });
+
+const contentById = prepared((db, p: VisibilityArgs & { id: number }) =>
+  applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id), p),
+{ structural: VISIBILITY_STRUCTURAL });
+
+/** Without a locale, the site's default one, looked up in the same statement. */
+const contentBySlug = prepared((db, p: VisibilityArgs & { slug: string; locale?: string }) =>
+  applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug), p)
+    .where('contents.locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
+{ structural: VISIBILITY_STRUCTURAL });
 
 export function findContent(db: Executor, siteId: string, id: number, v: Visibility = {}) {
-  return applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', siteId).where('contents.id', '=', id), v)
-    .executeTakeFirst() as Promise<ContentRow | undefined>;
+  return contentById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<ContentRow | undefined>;
 }
 
-export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, defaultLocale: string, v: Visibility = {}) {
-  return applyVisibility(db.selectFrom('contents').select(DETAIL_COLUMNS).where('contents.site_id', '=', siteId).where('contents.slug', '=', slug), v)
-    .where('contents.locale', '=', locale ?? defaultLocale).executeTakeFirst() as Promise<ContentRow | undefined>;
+export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, v: Visibility = {}) {
+  return contentBySlug.executeTakeFirst(db, { ...visibilityArgs(siteId, v), slug, locale }) as Promise<ContentRow | undefined>;
 }
+
+const categoriesOf = prepared((db, p: { siteId: string; ids: number[] }) =>
+  db.selectFrom('content_categories as cc').innerJoin('categories as c', 'c.id', 'cc.category_id')
+    .select(['cc.content_id', 'c.id', 'c.name', 'c.slug']).where('cc.site_id', '=', p.siteId).where('cc.content_id', 'in', p.ids)
+    .orderBy('cc.content_id').orderBy('cc.position'));
+
+const tagsOf = prepared((db, p: { siteId: string; ids: number[] }) =>
+  db.selectFrom('content_tags as ct').innerJoin('tags as t', 't.id', 'ct.tag_id')
+    .select(['ct.content_id', 't.id', 't.name', 't.slug']).where('ct.site_id', '=', p.siteId).where('ct.content_id', 'in', p.ids)
+    .orderBy('ct.content_id').orderBy('ct.position'));
+
+const authorsById = prepared((db, p: { siteId: string; ids: string[] }) =>
+  db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', p.siteId).where('id', 'in', p.ids));
 
 /** Category, tag and author references of many contents: one query per relation, never per row. */
 export async function loadRelations(db: Executor, siteId: string, contentIds: number[], authorIds: string[]) {
@@ -160,15 +235,9 @@ export async function loadRelations(db: Executor, siteId: string, contentIds: nu
   const authors = new Map<string, { id: string; fullName: string }>();
   if (!contentIds.length) return { categories, tags, authors };
   const [cats, tgs, users] = await Promise.all([
-    db.selectFrom('content_categories as cc').innerJoin('categories as c', 'c.id', 'cc.category_id')
-      .select(['cc.content_id', 'c.id', 'c.name', 'c.slug']).where('cc.site_id', '=', siteId).where('cc.content_id', 'in', contentIds)
-      .orderBy('cc.content_id').orderBy('cc.position').execute(),
-    db.selectFrom('content_tags as ct').innerJoin('tags as t', 't.id', 'ct.tag_id')
-      .select(['ct.content_id', 't.id', 't.name', 't.slug']).where('ct.site_id', '=', siteId).where('ct.content_id', 'in', contentIds)
-      .orderBy('ct.content_id').orderBy('ct.position').execute(),
-    authorIds.length
-      ? db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).where('id', 'in', authorIds).execute()
-      : Promise.resolve([]),
+    categoriesOf.execute(db, { siteId, ids: contentIds }),
+    tagsOf.execute(db, { siteId, ids: contentIds }),
+    authorIds.length ? authorsById.execute(db, { siteId, ids: authorIds }) : Promise.resolve([]),
   ]);
   for (const r of cats) (categories.get(Number(r.content_id)) ?? categories.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
   for (const r of tgs) (tags.get(Number(r.content_id)) ?? tags.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
@@ -241,9 +310,14 @@ export async function deleteContents(db: Executor, siteId: string, ids: number[]
 }
 
 /** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
+const alternatesQuery = prepared((db, p: VisibilityArgs & { group: string }) =>
+  applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug'])
+    .where('contents.site_id', '=', p.siteId).where('contents.translation_group', '=', p.group), p),
+{ structural: VISIBILITY_STRUCTURAL });
+
+/** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
 export async function groupAlternates(db: Executor, siteId: string, group: string, v: Visibility = {}) {
-  const rows = await applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug'])
-    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).execute();
+  const rows = await alternatesQuery.execute(db, { ...visibilityArgs(siteId, v), group });
   return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
 

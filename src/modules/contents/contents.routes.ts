@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
 import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus } from '../../shared/schemas.js';
 import * as S from './contents.schemas.js';
@@ -6,6 +7,27 @@ import * as service from './contents.service.js';
 import { notFound } from '../../shared/errors.js';
 
 const tags = ['Contents'];
+
+/**
+ * Detail reads answer the stored body JSON text as it is (decisions N11): the handler hands it
+ * over with `body: null`, and this onSend hook puts it in place of the first `,"body":null` of
+ * the serialized answer. That sequence can only be the detail's own `body` key: inside a
+ * serialized string every quote is escaped (`,\"` never `,"`), and the keys serialized before
+ * `body` (the summary's) hold no object with a `body` key.
+ */
+const storedBodies = new WeakMap<FastifyRequest, string>();
+
+function handOverBody<T extends { bodyJson?: string }>(req: FastifyRequest, detail: T): Omit<T, 'bodyJson'> {
+  const { bodyJson, ...rest } = detail;
+  if (bodyJson !== undefined) storedBodies.set(req, bodyJson);
+  return rest;
+}
+
+async function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, payload: unknown) {
+  const body = storedBodies.get(req);
+  if (body === undefined || typeof payload !== 'string') return payload;
+  return payload.replace(',"body":null,', () => `,"body":${body},`);
+}
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'Default: the site\'s default locale' })) });
 const PageQuery = Type.Object({
@@ -76,12 +98,14 @@ export const contentsModule: AppModule = {
     app.get('/contents/slug/:slug', {
       config: { scope: 'contents.view' },
       schema: { tags, operationId: 'getContentBySlug', summary: 'A content by slug (in `locale`, default the site\'s)', params: SlugParams, querystring: LocaleQuery, response: { 200: Data(S.ContentDetail) } },
-    }, async (req) => ({ data: await service.getContentBySlug(db, req.auth, req.params.slug, req.query.locale) }));
+      onSend: spliceStoredBody,
+    }, async (req) => ({ data: handOverBody(req, await service.getContentBySlug(db, req.auth, req.params.slug, req.query.locale, true)) }));
 
     app.get('/contents/:id', {
       config: { scope: 'contents.view' },
       schema: { tags, operationId: 'getContent', summary: 'A content (bare object)', params: IdParams, response: { 200: S.ContentDetail } },
-    }, async (req) => service.getContent(db, req.auth, req.params.id));
+      onSend: spliceStoredBody,
+    }, async (req) => handOverBody(req, await service.getContent(db, req.auth, req.params.id, true)));
 
     app.put('/contents/:id', {
       config: { scope: 'contents.update' },

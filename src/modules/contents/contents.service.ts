@@ -102,13 +102,20 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
   return out;
 }
 
-async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Visibility) {
+/**
+ * The detail shape. With `bodyAsText`, a body stored as JSON text (SQLite) is not parsed: `body`
+ * is null and `bodyJson` carries the text, for the route to splice into the serialized answer
+ * (contents.routes.ts; decisions N11). PostgreSQL's jsonb arrives parsed and is kept as it is.
+ */
+async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Visibility, bodyAsText = false) {
+  const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
   const [summary] = await summaries(db, siteId, [r]);
   const members = await repo.groupAlternates(db, siteId, r.translation_group, v);
   const sd = structuredDataOf(r);
   return {
     ...summary!,
-    body: parseJson<Record<string, unknown> | null>(r.body, null),
+    body: bodyJson === undefined ? parseJson<Record<string, unknown> | null>(r.body, null) : null,
+    bodyJson,
     bodyHtml: r.body_html,
     meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
     alternates: members.filter((m) => Number(m.id) !== Number(r.id)).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
@@ -158,19 +165,19 @@ export async function listContents(db: Executor, auth: Auth, query: ContentListQ
   return { data: await summaries(db, auth.siteId, rows), meta: pageMeta(total, query.page, query.limit) };
 }
 
-export async function getContent(db: Executor, auth: Auth, id: number) {
+/** A content by id; with `bodyAsText` see toDetail. */
+export async function getContent(db: Executor, auth: Auth, id: number, bodyAsText = false) {
   const v = visibilityOf(auth);
   const row = await repo.findContent(db, auth.siteId, id, v);
   if (!row) throw notFound('content');
-  return toDetail(db, auth.siteId, row, v);
+  return toDetail(db, auth.siteId, row, v, bodyAsText);
 }
 
-export async function getContentBySlug(db: Executor, auth: Auth, slug: string, locale?: string) {
+export async function getContentBySlug(db: Executor, auth: Auth, slug: string, locale?: string, bodyAsText = false) {
   const v = visibilityOf(auth);
-  const { defaultLocale } = await getSiteLocales(db, auth.siteId);
-  const row = await repo.findContentBySlug(db, auth.siteId, slug, locale, defaultLocale, v);
+  const row = await repo.findContentBySlug(db, auth.siteId, slug, locale, v);
   if (!row) throw notFound('content');
-  return toDetail(db, auth.siteId, row, v);
+  return toDetail(db, auth.siteId, row, v, bodyAsText);
 }
 
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */

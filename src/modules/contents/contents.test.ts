@@ -364,6 +364,40 @@ describe('GET /v1/contents', () => {
     expect((await api.get('/v1/contents?limit=101')).status).toBe(422);
   });
 
+  it('keeps meta.total exact through every kind of write (per-status counters, decisions N12)', async () => {
+    const { api, siteId } = await site(['en', 'de']);
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: ['contents.view'] })).token);
+    const totals = async () => {
+      const total = async (c: Client, q = '') => (await c.get(`/v1/contents?${q}`)).body.meta.total;
+      return [await total(api), await total(api, 'status=draft'), await total(api, 'status=published'), await total(delivery), await total(delivery, 'status=draft')];
+    };
+    expect(await totals()).toEqual([0, 0, 0, 0, 0]);
+    const a = await post(api, { title: 'A' });
+    const b = await post(api, { title: 'B', status: 'published' });
+    const c = await post(api, { title: 'C' });
+    expect(await totals()).toEqual([3, 2, 1, 1, 0]);
+    expect((await api.put(`/v1/contents/${a.id}`, { status: 'published' })).status).toBe(200);
+    expect((await api.put(`/v1/contents/${a.id}`, { title: 'A2' })).status).toBe(200);
+    expect(await totals()).toEqual([3, 1, 2, 2, 0]);
+    expect((await api.post('/v1/contents/bulk/archive', { ids: [a.id, b.id] })).body.archived).toBe(2);
+    expect(await totals()).toEqual([3, 1, 0, 0, 0]);
+    expect((await api.post(`/v1/contents/${c.id}/copy-to-locale`, { targetLocale: 'de' })).status).toBe(200);
+    expect((await api.post('/v1/contents/bulk/publish', { ids: [a.id, c.id] })).body.published).toBe(2);
+    expect(await totals()).toEqual([4, 1, 2, 2, 0]);
+    // A failed bulk request changes nothing, counters included.
+    expect((await api.post('/v1/contents/bulk/publish', { ids: Array.from({ length: 51 }, (_, i) => i + 1) })).status).toBe(422);
+    expect((await api.delete(`/v1/contents/${a.id}`)).status).toBe(200);
+    expect((await api.post('/v1/contents/bulk/delete', { ids: [b.id] })).body.deleted).toBe(1);
+    expect(await totals()).toEqual([2, 1, 1, 1, 0]);
+    // The counters agree with a real count, and other sites' contents never leak in.
+    const other = await site();
+    await post(other.api, { title: 'Elsewhere' });
+    const counted = await ctx.app.database.db.selectFrom('contents').select((eb) => eb.fn.countAll<number>().as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow();
+    expect(Number(counted.n)).toBe(2);
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(2);
+    expect((await api.get('/v1/contents?locale=de')).body.meta.total).toBe(1);
+  });
+
   it('sorts by title, slug, created_at, updated_at and published_at', async () => {
     const { api } = await site();
     for (const t of ['b', 'c', 'a']) await post(api, { title: t });
@@ -389,6 +423,22 @@ describe('GET /v1/contents/:id and /v1/contents/slug/:slug', () => {
     expect((await api.get('/v1/contents/slug/same?locale=de')).body.data.id).toBe(de.id);
     expect((await api.get('/v1/contents/slug/nothing')).status).toBe(404);
     expect((await api.get('/v1/contents/999999')).status).toBe(404);
+  });
+
+  it('answers the stored body as written, whatever the other fields hold (the body is spliced in unparsed, decisions N11)', async () => {
+    const { api } = await site();
+    const body = { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Ünïcode "quotes" \\ and ,"body":null, inside' }] }] };
+    // Titles and excerpts that spell the very key sequence the splice looks for.
+    const c = await post(api, { title: 'T ,"body":null, "x"', excerpt: ',"body":null,"bodyHtml":"', slug: 'splice', body, metadata: { body: null } });
+    for (const res of [await api.get(`/v1/contents/${c.id}`), await api.get('/v1/contents/slug/splice')]) {
+      const detail = res.body.data ?? res.body;
+      expect(res.status).toBe(200);
+      expect(detail.body).toEqual(body);
+      expect(detail).toMatchObject({ title: 'T ,"body":null, "x"', excerpt: ',"body":null,"bodyHtml":"', metadata: { body: null }, bodyHtml: c.bodyHtml });
+      expect(detail).not.toHaveProperty('bodyJson');
+    }
+    const empty = await post(api, { title: 'No body' });
+    expect((await api.get(`/v1/contents/${empty.id}`)).body.body).toBeNull();
   });
 
   it('builds Article and FAQ JSON-LD from structuredData', async () => {
