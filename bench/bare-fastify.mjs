@@ -53,21 +53,18 @@ const SQL = {
     + 'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
   // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
   groupAlternates: 'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
-  // One statement in two steps (src/modules/contents/contents.search.ts): every match with its
-  // tier and score, then the dates only for the rows down to the page's last (tier, score).
-  searchPage: 'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score", '
-    + 'case when contents.id in (select rowid from contents_fts where contents_fts match ?) then 0 '
-    + 'when contents.id in (select rowid from contents_fts where contents_fts match ?) then 1 else 2 end as "tier" '
-    + 'from (select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? limit -1) as "fts" '
-    + 'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?), '
-    + '"boundary" as materialized (select "tier", "score" from "ranked" order by "tier", "score" desc limit ? offset ?) '
-    + 'select "r"."id", "r"."score", "r"."tier", coalesce(c.published_at, c.created_at) as "sort_at", (select count(*) from ranked) as "total" '
-    + 'from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" where not exists (select 1 from boundary)\n'
-    + '      or r.tier < (select tier from boundary)\n'
-    + '      or (r.tier = (select tier from boundary) and r.score >= (select score from boundary)) '
-    + 'order by "r"."tier", "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
-  searchCount: 'select count(*) as "n" from (select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? limit -1) as "fts" '
+  // Search (src/modules/contents/contents.search.ts): the filtered matches counted in all, in the
+  // title, in title or slug; then only the tiers the page falls in are ranked, each in two steps
+  // (scores, then dates for the rows down to the page's last score).
+  searchCount: 'select count(*) as "n" from (select rowid as fts_id from contents_fts where contents_fts match ? limit -1) as "fts" '
     + 'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?',
+  tierPage: (within) => 'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score" from '
+    + '(select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? and '
+    + within.map((w) => `+rowid ${w} (select rowid from contents_fts where contents_fts match ?)`).join(' and ')
+    + ' limit -1) as "fts" cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?), '
+    + '"boundary" as materialized (select "score" from "ranked" order by "score" desc limit ? offset ?) '
+    + 'select "r"."id", "r"."score", coalesce(c.published_at, c.created_at) as "sort_at" from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" '
+    + 'where not exists (select 1 from boundary) or r.score >= (select score from boundary) order by "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
   highlights: `
     select rowid as id,
       highlight(contents_fts, 0, ?, ?) as title_hl,
@@ -268,12 +265,26 @@ export function createBareApp(file) {
     const { page, limit, offset } = pageOf(req.query);
     const match = ftsQuery(String(req.query.q ?? ''));
     if (!match) return { data: [], meta: pageMeta(0, page, limit) };
-    const rows = stmt(SQL.searchPage).all(`{title} : (${match})`, `{title slug} : (${match})`, match, siteId, 1, offset + limit - 1, limit, offset);
-    if (!rows.length) {
-      const total = offset === 0 ? 0 : stmt(SQL.searchCount).get(match, siteId).n;
-      return { data: [], meta: pageMeta(total, page, limit) };
+    const inTitle = `{title} : (${match})`;
+    const inHead = `{title slug} : (${match})`;
+    const count = (m) => stmt(SQL.searchCount).get(m, siteId).n;
+    const total = count(match);
+    if (total === 0 || offset >= total) return { data: [], meta: pageMeta(total, page, limit) };
+    const end = Math.min(offset + limit, total);
+    const titleCount = count(inTitle);
+    const headCount = end <= titleCount ? titleCount : count(inHead);
+    const tiers = [
+      { from: 0, to: titleCount, within: ['in'], params: [inTitle] },
+      { from: titleCount, to: headCount, within: ['in', 'not in'], params: [inHead, inTitle] },
+      { from: headCount, to: total, within: ['not in'], params: [inHead] },
+    ];
+    const ids = [];
+    for (const t of tiers) {
+      const from = Math.max(offset, t.from);
+      const to = Math.min(end, t.to);
+      if (from >= to) continue;
+      for (const r of stmt(SQL.tierPage(t.within)).all(match, ...t.params, siteId, 1, to - t.from - 1, to - from, from - t.from)) ids.push(r.id);
     }
-    const ids = rows.map((r) => r.id);
     const marks = new Map(stmt(SQL.highlights).all(OPEN, CLOSE, OPEN, CLOSE, '…', 24, match, JSON.stringify(ids)).map((m) => [m.id, m]));
     const byId = new Map(summaries(stmt(SQL.summariesByIds(ids.length)).all(siteId, ...ids)).map((s) => [s.id, s]));
     return {
@@ -281,7 +292,7 @@ export function createBareApp(file) {
         ...byId.get(id),
         highlights: { title: markedToHtml(marks.get(id)?.title_hl ?? ''), body: markedToHtml(marks.get(id)?.body_hl ?? '') },
       })),
-      meta: pageMeta(rows[0].total, page, limit),
+      meta: pageMeta(total, page, limit),
     };
   });
 

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import type { CompiledQuery, Compilable, Kysely, RawBuilder } from 'kysely';
 import type { DB, Executor } from './types.js';
 
 /**
@@ -48,7 +48,7 @@ export interface PreparedQuery<A extends Args, R> {
 }
 
 export function prepared<A extends Args, R>(
-  build: (db: Kysely<DB>, p: A) => Compilable<R>,
+  build: (db: Kysely<DB>, p: A) => Compilable<R> | RawBuilder<R>,
   options: { structural?: ReadonlyArray<keyof A & string> } = {},
 ): PreparedQuery<A, R> {
   const structural = new Set<string>(options.structural ?? []);
@@ -77,7 +77,8 @@ export function prepared<A extends Args, R>(
       if (value === undefined) continue;
       p[name] = structural.has(name) ? value : Array.isArray(value) ? value.map((_, i) => marker(name, i)) : marker(name);
     }
-    const compiled = build(db as Kysely<DB>, p as A).compile();
+    // A query builder compiles by itself; a raw `sql` template needs the database for its dialect.
+    const compiled = build(db as Kysely<DB>, p as A).compile(db);
     plan = {
       sql: compiled.sql,
       query: compiled.query,

@@ -136,11 +136,26 @@ export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<C
 }
 
 /** The list filters as prepared-query arguments: dates bound here, so the builder never transforms a value. */
-type ListArgs = Partial<ContentListQueryValue> & { siteId: string; ownerId?: string; publishedOnly?: true; limit?: number; offset?: number };
-const LIST_STRUCTURAL = ['sortBy', 'sortOrder', 'hasFeaturedImage', 'uncategorized', 'untagged', 'contentMode', 'publishedOnly'] as const;
+export type ListArgs = Partial<ContentListQueryValue> & { siteId: string; ownerId?: string; publishedOnly?: true; limit?: number; offset?: number };
+/** The list arguments the builders branch on (db/prepared.ts): part of the statement's shape, never bound. */
+export const LIST_STRUCTURAL = ['sortBy', 'sortOrder', 'hasFeaturedImage', 'uncategorized', 'untagged', 'contentMode', 'publishedOnly'] as const;
+
+/** A list or search query's filters and visibility as arguments for `applyListFilters`. */
+export function listFilterArgs(siteId: string, filters: Omit<Partial<ContentListQueryValue>, 'page' | 'limit'>, v: Visibility): ListArgs {
+  return {
+    ...filters, siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined,
+    dateFrom: filters.dateFrom && dateBound(filters.dateFrom, false), dateTo: filters.dateTo && dateBound(filters.dateTo, true),
+    publishedFrom: filters.publishedFrom && dateBound(filters.publishedFrom, false), publishedTo: filters.publishedTo && dateBound(filters.publishedTo, true),
+  };
+}
+
+/** Visibility and every list filter, on a query over `contents` that already has its site condition. */
+export function applyListFilters<Q extends ContentsQuery>(qb: Q, p: ListArgs): Q {
+  return applyContentFilters(applyVisibility(qb, p), p);
+}
 
 function listBase(db: Executor, p: ListArgs) {
-  return applyContentFilters(applyVisibility(db.selectFrom('contents').where('contents.site_id', '=', p.siteId), p), p);
+  return applyListFilters(db.selectFrom('contents').where('contents.site_id', '=', p.siteId), p);
 }
 
 const listCount = prepared((db, p: ListArgs) => listBase(db, p).select((eb) => eb.fn.countAll<number>().as('count')), { structural: LIST_STRUCTURAL });
@@ -172,11 +187,7 @@ function countable(query: ContentListQueryValue, v: Visibility): { status?: stri
 /** One page of summaries and the filtered total (decisions G5): two prepared statements. */
 export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility) {
   const { page, limit, ...filters } = query;
-  const args: ListArgs = {
-    ...filters, siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined,
-    dateFrom: query.dateFrom && dateBound(query.dateFrom, false), dateTo: query.dateTo && dateBound(query.dateTo, true),
-    publishedFrom: query.publishedFrom && dateBound(query.publishedFrom, false), publishedTo: query.publishedTo && dateBound(query.publishedTo, true),
-  };
+  const args = listFilterArgs(siteId, filters, v);
   const counted = countable(query, v);
   const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
   const offset = (page - 1) * limit;

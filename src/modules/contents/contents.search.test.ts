@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { markedToHtml, searchContents, searchTerms, type SearchHit } from './contents.search.js';
+import { markedToHtml, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
  * searchContents straight on the database (the HTTP route has its own tests): rows are inserted
@@ -43,11 +43,12 @@ async function newSite(): Promise<string> {
   return (await createSiteWithToken(ctx.app)).siteId;
 }
 
-type Filter = Parameters<typeof searchContents>[4];
+type Filter = SearchFilter['apply'];
 const none: Filter = (qb) => qb;
 
+/** A filter without arguments: its values are constants of the statement. */
 function search(siteId: string, q: string, filter: Filter = none, page = { page: 1, limit: 20 }) {
-  return searchContents(ctx.app.database.db, dialect, siteId, q, filter, page);
+  return searchContents(ctx.app.database.db, dialect, siteId, q, { apply: filter, args: {} }, page);
 }
 const ids = (hits: SearchHit[]) => hits.map((h) => h.id);
 
@@ -206,7 +207,7 @@ describe('searchContents', () => {
     expect(ids((await search(siteId, 'plover')).hits).sort()).toEqual([published, draft, german].sort());
     const onlyPublished: Filter = (qb) => qb.where('contents.status', '=', 'published');
     expect(ids((await search(siteId, 'plover', onlyPublished)).hits).sort()).toEqual([published, german].sort());
-    const publishedEn: Filter = (qb) => onlyPublished(qb).where('contents.locale', '=', 'en');
+    const publishedEn: Filter = (qb) => onlyPublished(qb, {}).where('contents.locale', '=', 'en');
     const res = await search(siteId, 'plover', publishedEn);
     expect(ids(res.hits)).toEqual([published]);
     expect(res.total).toBe(1);
@@ -215,6 +216,17 @@ describe('searchContents', () => {
     expect(ids((await search(siteId, 'plover', unqualified)).hits)).toEqual([draft]);
     expect((await search(other, 'report')).total).toBe(0);
     expect((await search(other, 'plover')).total).toBe(1);
+    // One filter function with arguments: its statements are prepared once and bound per call.
+    const byStatus: SearchFilter<{ status: string; locale?: string }>['apply'] = (qb, p) => {
+      const q = qb.where('contents.status', '=', p.status);
+      return p.locale ? q.where('contents.locale', '=', p.locale) : q;
+    };
+    const withArgs = (args: { status: string; locale?: string }) =>
+      searchContents(ctx.app.database.db, dialect, siteId, 'plover', { apply: byStatus, args }, { page: 1, limit: 20 });
+    expect(ids((await withArgs({ status: 'draft' })).hits)).toEqual([draft]);
+    expect(ids((await withArgs({ status: 'published' })).hits).sort()).toEqual([published, german].sort());
+    expect(ids((await withArgs({ status: 'published', locale: 'de' })).hits)).toEqual([german]);
+    expect((await withArgs({ status: 'archived' })).total).toBe(0);
   });
 
   it('pages through the hits: total, limit, no overlap, past the end', async () => {
@@ -231,6 +243,25 @@ describe('searchContents', () => {
     expect(seen.slice().sort()).toEqual(all.slice().sort());
     expect(await search(siteId, 'dunlin', none, { page: 4, limit: 3 })).toEqual({ hits: [], total: 7 });
     expect(await search(siteId, 'nomatch', none, { page: 2, limit: 3 })).toEqual({ hits: [], total: 0 });
+  });
+
+  it('pages across the title, slug and body tiers exactly as the whole ordered result', async () => {
+    const siteId = await newSite();
+    for (let i = 0; i < 3; i++) await insert(siteId, { title: `Turnstone ${i}`, body_text: 'turnstone '.repeat(i) });
+    for (let i = 0; i < 2; i++) await insert(siteId, { title: `Slug only ${i}`, slug: `turnstone-slug-${i}`, body_text: 'nothing' });
+    for (let i = 0; i < 4; i++) await insert(siteId, { title: `Body only ${i}`, body_text: `a turnstone ${'turnstone '.repeat(i)}` });
+    const whole = await search(siteId, 'turnstone', none, { page: 1, limit: 100 });
+    expect(whole.total).toBe(9);
+    expect(whole.hits.map((h) => Math.floor(h.rank))).toEqual([3, 3, 3, 2, 2, 1, 1, 1, 1]);
+    for (const limit of [1, 2, 3, 4]) {
+      const paged: SearchHit[] = [];
+      for (let p = 1; (p - 1) * limit < 9; p++) {
+        const res = await search(siteId, 'turnstone', none, { page: p, limit });
+        expect(res.total).toBe(9);
+        paged.push(...res.hits);
+      }
+      expect(ids(paged), `limit ${limit}`).toEqual(ids(whole.hits));
+    }
   });
 
   it('reflects inserts, updates and deletes of contents rows (and a site deleted with its contents)', async () => {

@@ -182,9 +182,9 @@ export async function getContentBySlug(db: Executor, auth: Auth, slug: string, l
 
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
 export async function searchContents(db: Executor, dialect: DialectName, auth: Auth, query: ContentSearchQueryValue) {
-  const visibility = visibilityOf(auth);
-  const { hits, total } = await search(db, dialect, auth.siteId, query.q,
-    (qb) => repo.applyContentFilters(repo.applyVisibility(qb, visibility), query), query);
+  const { q, page, limit, ...filters } = query;
+  const { hits, total } = await search(db, dialect, auth.siteId, q,
+    { apply: repo.applyListFilters, args: repo.listFilterArgs(auth.siteId, filters, visibilityOf(auth)), structural: repo.LIST_STRUCTURAL }, query);
   const rows = await repo.summariesByIds(db, auth.siteId, hits.map((h) => h.id));
   const byId = new Map((await summaries(db, auth.siteId, rows)).map((s) => [s.id, s]));
   const data = hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
