@@ -17,6 +17,11 @@ import type { DB, Executor } from './types.js';
 type Args = Record<string, unknown>;
 
 const MARKER = Symbol('cairn.param');
+/**
+ * Shapes kept per query and dialect. Filters and list lengths combine into many shapes a client
+ * can choose; past this many the oldest is dropped (it is rebuilt if it comes back).
+ */
+const MAX_SHAPES = 256;
 
 interface Marker {
   readonly [MARKER]: true;
@@ -84,6 +89,7 @@ export function prepared<A extends Args, R>(
       query: compiled.query,
       slots: compiled.parameters.map((value) => (isMarker(value) ? { key: value.key, index: value.index } : { constant: value })),
     };
+    if (byShape.size >= MAX_SHAPES) byShape.delete(byShape.keys().next().value!);
     byShape.set(shape, plan);
     return plan;
   }

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 /** Common schemas (decisions G3, G5, G8). */
 export const ErrorBodySchema = Type.Object(
@@ -17,7 +17,7 @@ export const ErrorBodySchema = Type.Object(
 );
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export const NullableTimestamp = Nullable(Timestamp);
 export const IntId = Type.Integer({ minimum: 1 });
 export const Uuid = Type.String({ format: 'uuid' });
 export const Locale = Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 language tag' });
@@ -27,8 +27,16 @@ export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLen
 
 export const Message = Type.Object({ message: Type.String() });
 
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Union([schema, Type.Null()]);
+/**
+ * `T` or null. A schema with a single `type` becomes `type: [type, 'null']` (JSON Schema 2020-12,
+ * OpenAPI 3.1): fast-json-stringify serializes that with a typeof check, where an `anyOf` makes
+ * it run a validator per value to pick the branch (about 0.7 µs per nullable field, 90 fields in
+ * a page of 15 summaries). Other schemas (literal unions) stay an `anyOf` with null.
+ */
+export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  const type = (schema as { type?: unknown }).type;
+  if (typeof type === 'string' && type !== 'null') return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  return Type.Union([schema, Type.Null()]) as unknown as TUnsafe<Static<T> | null>;
 }
 
 /** `{ data: T }` */

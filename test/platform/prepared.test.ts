@@ -52,6 +52,24 @@ describe('prepared queries (db/prepared.ts)', () => {
     expect(builds).toBe(6);
   });
 
+  it('keeps at most 256 shapes per query, dropping the oldest', async () => {
+    const a = await seedTags(['kept']);
+    const db = ctx.app.database.db;
+    const names = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? 'kept' : `n${i}`));
+    let built = 0;
+    const byNames = prepared((d, p: { siteId: string; names: string[] }) => {
+      built++;
+      return d.selectFrom('tags').select(['name']).where('site_id', '=', p.siteId).where('name', 'in', p.names);
+    });
+    for (let n = 1; n <= 257; n++) expect(await byNames.execute(db, { siteId: a, names: names(n) })).toEqual([{ name: 'kept' }]);
+    expect(built).toBe(257);
+    await byNames.execute(db, { siteId: a, names: names(257) });
+    expect(built).toBe(257);
+    // Shape 1 was the oldest when shape 257 came in: built again.
+    await byNames.execute(db, { siteId: a, names: names(1) });
+    expect(built).toBe(258);
+  });
+
   it('compiles the same SQL as building the query each time, and runs inside a transaction', async () => {
     const a = await seedTags(['one', 'two']);
     const db = ctx.app.database.db;
