@@ -27,6 +27,9 @@ const list = (n) => Array.from({ length: n }, () => '?').join(', ');
 const SUMMARY = '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", '
   + '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", '
   + '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
+// The author's name joined on the row (decisions N14), after the selected columns.
+const AUTHOR = ', "author"."full_name" as "author_name"';
+const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
 const DETAIL = `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."body_text", "contents"."meta_title", `
   + '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", '
   + '"contents"."custom_data", "contents"."structured_data"';
@@ -39,17 +42,16 @@ const SQL = {
   tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
   // The unfiltered total from the per-status counters (migration 0012), as the service reads it.
   contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
-  contentPage: `select ${SUMMARY} from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?`,
-  summariesByIds: (n) => `select ${SUMMARY} from "contents" where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
+  contentPage: `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?`,
+  summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
   categoriesOf: (n) => 'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" '
     + `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
   tagsOf: (n) => 'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" '
     + `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
-  authors: (n) => `select "id", "full_name" from "users" where "site_id" = ? and "id" in (${list(n)})`,
-  byId: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."id" = ?`,
-  bySlug: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
+  byId: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
+  bySlug: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
   // Without ?locale=, the site's default locale in the same statement.
-  bySlugDefault: `select ${DETAIL} from "contents" where "contents"."site_id" = ? and "contents"."slug" = ? `
+  bySlugDefault: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? `
     + 'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
   // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
   groupAlternates: 'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
@@ -159,11 +161,10 @@ export function createBareApp(file) {
     return s;
   };
 
-  function relations(ids, authorIds) {
+  function relations(ids) {
     const categories = new Map();
     const tags = new Map();
-    const authors = new Map();
-    if (!ids.length) return { categories, tags, authors };
+    if (!ids.length) return { categories, tags };
     const push = (map, r) => {
       let arr = map.get(r.content_id);
       if (!arr) map.set(r.content_id, (arr = []));
@@ -171,18 +172,17 @@ export function createBareApp(file) {
     };
     for (const r of stmt(SQL.categoriesOf(ids.length)).all(siteId, ...ids)) push(categories, r);
     for (const r of stmt(SQL.tagsOf(ids.length)).all(siteId, ...ids)) push(tags, r);
-    if (authorIds.length) for (const u of stmt(SQL.authors(authorIds.length)).all(siteId, ...authorIds)) authors.set(u.id, { id: u.id, fullName: u.full_name });
-    return { categories, tags, authors };
+    return { categories, tags };
   }
 
   function summaries(rows) {
-    const rel = relations(rows.map((r) => r.id), [...new Set(rows.map((r) => r.author_id).filter(Boolean))]);
+    const rel = relations(rows.map((r) => r.id));
     return rows.map((r) => ({
       id: r.id, title: r.title, slug: r.slug, type: 'post', status: r.status, excerpt: r.excerpt, locale: r.locale,
       translationGroup: r.translation_group,
       featuredImage: r.featured_image_url ? { url: r.featured_image_url, alt: r.featured_image_alt, variants: null } : null,
       categories: rel.categories.get(r.id) ?? [], tags: rel.tags.get(r.id) ?? [],
-      author: r.author_id ? rel.authors.get(r.author_id) ?? null : null,
+      author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
       publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
     }));
   }

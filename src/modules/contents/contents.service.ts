@@ -63,13 +63,13 @@ function toSummary(r: repo.SummaryRow, rel: Relations) {
     id, title: r.title, slug: r.slug, type: 'post' as const, status: r.status, excerpt: r.excerpt, locale: r.locale,
     translationGroup: r.translation_group, featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
     categories: rel.categories.get(id) ?? [], tags: rel.tags.get(id) ?? [],
-    author: r.author_id ? rel.authors.get(r.author_id) ?? null : null,
+    author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
     publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
 async function summaries(db: Executor, siteId: string, rows: repo.SummaryRow[]) {
-  const rel = await repo.loadRelations(db, siteId, rows.map((r) => Number(r.id)), [...new Set(rows.map((r) => r.author_id).filter((a): a is string => !!a))]);
+  const rel = await repo.loadRelations(db, siteId, rows.map((r) => Number(r.id)));
   return rows.map((r) => toSummary(r, rel));
 }
 

@@ -343,6 +343,10 @@ describe('GET /v1/contents', () => {
     expect(await titles(`categoryIds[]=${cat.id}&categoryIds[]=${structured.id}`)).toEqual(['Alpha', 'Bravo']);
     expect(await titles(`tagIds[]=${tag.id}`)).toEqual(['Alpha']);
     expect(await titles(`authorId=${writer.userId}`)).toEqual(['Delta']);
+    // Each row with its own author (joined per row, decisions N14).
+    const authors = (await api.get('/v1/contents?sortBy=title&sortOrder=asc')).body.data.map((x: any) => [x.title, x.author?.fullName]);
+    expect(authors).toEqual([['Alpha', 'Site owner'], ['Bravo', 'Site owner'], ['Charlie', 'Site owner'], ['Delta', 'Writer']]);
+    expect((await api.get(`/v1/contents/${d.id}`)).body.author).toEqual({ id: writer.userId, fullName: 'Writer' });
     expect(await titles('slug=bravo')).toEqual(['Bravo']);
     expect(await titles('slugs[]=alpha&slugs[]=delta')).toEqual(['Alpha', 'Delta']);
     expect(await titles(`ids[]=${a.id}&ids[]=${c.id}`)).toEqual(['Alpha', 'Charlie']);
