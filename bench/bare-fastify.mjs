@@ -42,7 +42,10 @@ const SQL = {
   tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
   // The unfiltered total from the per-status counters (migration 0012), as the service reads it.
   contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
-  contentPage: `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?`,
+  // The page's ids from the index first, then those rows with their author (deferred join).
+  contentPage: `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in `
+    + '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) '
+    + 'order by "contents"."created_at" desc, "contents"."id" desc',
   summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
   categoriesOf: (n) => 'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" '
     + `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
@@ -257,7 +260,7 @@ export function createBareApp(file) {
   app.get('/v1/contents', async (req) => {
     const { page, limit, offset } = pageOf(req.query);
     const total = stmt(SQL.contentCount).get(siteId).count;
-    const rows = total === 0 || offset >= total ? [] : stmt(SQL.contentPage).all(siteId, limit, offset);
+    const rows = total === 0 || offset >= total ? [] : stmt(SQL.contentPage).all(siteId, siteId, limit, offset);
     return { data: summaries(rows), meta: pageMeta(total, page, limit) };
   });
 

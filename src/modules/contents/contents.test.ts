@@ -410,6 +410,12 @@ describe('GET /v1/contents', () => {
     expect(await order('sortBy=slug&sortOrder=desc')).toEqual(['c', 'b', 'a']);
     expect(await order('')).toEqual(['a', 'c', 'b']);
     expect(await order('sortBy=created_at&sortOrder=asc')).toEqual(['b', 'c', 'a']);
+    // Pages (ids of the page first, then its rows) keep the order across page boundaries.
+    for (const q of ['sortBy=title&sortOrder=desc', 'sortBy=created_at&sortOrder=asc', '']) {
+      const pages = [];
+      for (const page of [1, 2]) pages.push(...(await api.get(`/v1/contents?limit=2&page=${page}&${q}`)).body.data.map((x: any) => x.title));
+      expect(pages, q).toEqual(await order(q));
+    }
     expect((await api.get('/v1/contents?sortBy=published_at')).status).toBe(200);
     expect((await api.get('/v1/contents?sortBy=updated_at&sortOrder=desc')).status).toBe(200);
   });
