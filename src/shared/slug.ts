@@ -1,3 +1,5 @@
+import type { Executor } from '../db/types.js';
+
 /**
  * Slugs (decisions G17): generated from a name or title when omitted, transliterated to ASCII,
  * lower case, words joined by hyphens; `-2`, `-3`, ... on collision.
@@ -51,4 +53,21 @@ export async function findFreeSlug(base: string, taken: (candidates: string[]) =
     const free = candidates.find((c) => !used.has(c));
     if (free) return free;
   }
+}
+
+/** Tables whose slugs are unique per site and locale, behind a (site_id, locale, slug) index. */
+export type LocaleSlugTable = 'contents' | 'categories' | 'tags';
+
+/** Which of these slugs the site already uses in the locale (one indexed lookup). */
+export async function slugsInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
+  const rows = await db.selectFrom(table as 'contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
+    .where('slug', 'in', candidates).execute();
+  return new Set(rows.map((r) => r.slug));
+}
+
+/** Whether a record other than `exceptId` uses the slug in the locale. */
+export async function slugTakenInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
+  let q = db.selectFrom(table as 'contents').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
 }

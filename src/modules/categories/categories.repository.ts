@@ -94,18 +94,6 @@ export function treeRows(db: Executor, siteId: string, locale?: string) {
   return q.orderBy('name', 'asc').orderBy('id', 'asc').execute();
 }
 
-/** Which of these slugs are used in the locale (one indexed lookup). */
-export async function slugsIn(db: Executor, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
-  const rows = await db.selectFrom('categories').select('slug').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', 'in', candidates).execute();
-  return new Set(rows.map((r) => r.slug));
-}
-
-export async function slugTaken(db: Executor, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
-  let q = db.selectFrom('categories').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
-}
-
 export function findInGroup(db: Executor, siteId: string, group: string, locale: string) {
   return db.selectFrom('categories').select(['id']).where('site_id', '=', siteId).where('translation_group', '=', group).where('locale', '=', locale).executeTakeFirst();
 }

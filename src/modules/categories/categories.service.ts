@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../db/types.js';
 import type { DialectName } from '../../db/connect.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { invalid, issuesError, notFound } from '../../shared/errors.js';
-import { findFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { effectiveSchema, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
@@ -126,10 +126,10 @@ export async function createCategory(db: Db, siteId: string, input: Static<typeo
     const name = input.name.trim();
     let slug = input.slug;
     if (slug) {
-      if (await repo.slugTaken(tx, siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
+      if (await slugTakenInLocale(tx, 'categories', siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
     } else {
       const base = slugify(name) || 'category';
-      slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, siteId, locale, c));
+      slug = await findFreeSlug(base, (c) => slugsInLocale(tx, 'categories', siteId, locale, c));
     }
     let group = input.translationGroup;
     if (group) await assertLocaleFree(tx, 'categories', siteId, group, locale);
@@ -155,7 +155,7 @@ export async function updateCategory(db: Db, siteId: string, id: number, input: 
     const mode = input.contentMode ?? row.content_mode;
     const source = input.schemaSource ?? row.schema_source;
     checkStructured(mode, source, resolveEffective({ schemaSource: source, schema: schemaGiven ? schema! : schemaOf(row) }, chain));
-    if (input.slug && input.slug !== row.slug && (await repo.slugTaken(tx, siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
+    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'categories', siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
     await repo.updateCategory(tx, siteId, id, {
       name: input.name?.trim(), slug: input.slug, description: input.description, image: input.image,
       parent_id: input.parentId, sitemap_priority: input.sitemapPriority, sitemap_changefreq: input.sitemapChangefreq,
@@ -199,7 +199,7 @@ export async function copyCategoryToLocale(db: Db, siteId: string, id: number, b
       const translated = parent ? await repo.findInGroup(tx, siteId, parent.translation_group, target) : undefined;
       parentId = translated ? Number(translated.id) : null;
     }
-    const slug = await findFreeSlug(row.slug, (c) => repo.slugsIn(tx, siteId, target, c));
+    const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'categories', siteId, target, c));
     const at = now();
     const newId = await repo.insertCategory(tx, {
       site_id: siteId, name: row.name, slug, description: row.description, image: row.image, parent_id: parentId,

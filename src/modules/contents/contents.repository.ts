@@ -290,18 +290,6 @@ export async function setTags(db: Executor, siteId: string, contentId: number, i
   if (ids.length) await db.insertInto('content_tags').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i }))).execute();
 }
 
-/** Which of these slugs are used in the locale (one indexed lookup). */
-export async function slugsIn(db: Executor, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
-  const rows = await db.selectFrom('contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', 'in', candidates).execute();
-  return new Set(rows.map((r) => r.slug));
-}
-
-export async function slugTaken(db: Executor, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
-  let q = db.selectFrom('contents').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
-}
-
 export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {
   const { id } = await db.insertInto('contents').values(row).returning('id').executeTakeFirstOrThrow();
   return Number(id);

@@ -16,8 +16,9 @@ import { escapeHtml } from '../../shared/richtext/to-html.js';
  *   A 1.0, B 0.5, C 0.2); then publishedAt (else createdAt) desc, then id desc. The tiers make
  *   "title above slug above body" hold even against a body repeating the word fifty times,
  *   which weights alone do not.
- * - One query gives the page and the total of the filtered matches; highlights are computed
- *   for the page's rows only, with noncharacter markers that become `<mark>` once the text
+ * - The total counts every filtered match; only the tiers the page falls in are ranked
+ *   (SQLite: counts per tier first; PostgreSQL: the page's last tier first). Highlights are
+ *   computed for the page's rows only, with noncharacter markers that become `<mark>` once the text
  *   around them is HTML-escaped.
  */
 

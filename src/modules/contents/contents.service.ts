@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
-import { findFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { richTextFromInput } from '../../shared/richtext/index.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
@@ -240,10 +240,10 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
     let slug = input.slug;
     if (slug) {
-      if (await repo.slugTaken(tx, siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
+      if (await slugTakenInLocale(tx, 'contents', siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
     } else {
       const base = slugify(input.title, 500) || 'post';
-      slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, siteId, locale, c), 500);
+      slug = await findFreeSlug(base, (c) => slugsInLocale(tx, 'contents', siteId, locale, c), 500);
     }
     let group = input.translationGroup;
     if (group) await assertLocaleFree(tx, 'contents', siteId, group, locale);
@@ -289,7 +289,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
       const customData = input.customData !== undefined ? input.customData : parseJson<Record<string, unknown> | null>(row.custom_data, null);
       await checkCustomData(tx, siteId, customData as Record<string, unknown> | null, categoryIds ?? (before.categoryIds as number[]));
     }
-    if (input.slug && input.slug !== row.slug && (await repo.slugTaken(tx, siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
+    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'contents', siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
 
     const at = now();
     let scheduledAt: string | null | undefined;
@@ -423,7 +423,7 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
     if (!row) throw notFound('content');
     const before = await snapshotOf(tx, auth.siteId, row);
     const body = s.body ? renderBody({ body: s.body }) : { body: null, body_html: '', body_text: '' };
-    const slugFree = !(await repo.slugTaken(tx, auth.siteId, row.locale, s.slug, id));
+    const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
       title: s.title, slug: slugFree ? s.slug : row.slug, excerpt: s.excerpt, ...body,
       featured_image_url: s.featuredImageUrl, featured_image_alt: s.featuredImageAlt, meta_title: s.metaTitle,
@@ -465,7 +465,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     if (!row) throw notFound('content');
     await assertLocaleFree(tx, 'contents', auth.siteId, row.translation_group, target);
     const links = await repo.linkedIds(tx, auth.siteId, id);
-    const slug = await findFreeSlug(row.slug, (c) => repo.slugsIn(tx, auth.siteId, target, c), 500);
+    const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'contents', auth.siteId, target, c), 500);
     const at = now();
     // Columns listed one by one: the row may carry database-maintained columns (a search vector).
     const newId = await repo.insertContent(tx, {

@@ -43,12 +43,6 @@ export async function findClash(db: Executor, siteId: string, locale: string, na
   return q.execute();
 }
 
-/** Which of these slugs are used in the locale (one indexed lookup). */
-export async function slugsIn(db: Executor, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
-  const rows = await db.selectFrom('tags').select('slug').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', 'in', candidates).execute();
-  return new Set(rows.map((r) => r.slug));
-}
-
 export async function insertTag(db: Executor, row: Insertable<TagsTable>): Promise<number> {
   const { id } = await db.insertInto('tags').values(row).returning('id').executeTakeFirstOrThrow();
   return Number(id);

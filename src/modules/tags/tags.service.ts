@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../db/types.js';
 import type { DialectName } from '../../db/connect.js';
 import { now } from '../../db/json.js';
 import { invalid, notFound } from '../../shared/errors.js';
-import { findFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, slugify, slugsInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
 import { assertLocaleFree, copyTargetLocale, groupMembers, newTranslationGroup, translationStatus } from '../../shared/translations/index.js';
@@ -58,7 +58,7 @@ export async function createTag(db: Db, siteId: string, input: Static<typeof Tag
     else {
       await assertUnique(tx, siteId, locale, name, undefined);
       const base = slugify(name) || 'tag';
-      slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, siteId, locale, c));
+      slug = await findFreeSlug(base, (c) => slugsInLocale(tx, 'tags', siteId, locale, c));
     }
     let group = input.translationGroup;
     if (group) await assertLocaleFree(tx, 'tags', siteId, group, locale);
@@ -103,7 +103,7 @@ export async function copyTagToLocale(db: Db, siteId: string, id: number, body: 
     await assertLocaleFree(tx, 'tags', siteId, row.translation_group, target);
     const taken = await repo.findClash(tx, siteId, target, row.name, row.slug);
     const name = taken.some((c) => c.name === row.name) ? `${row.name} (${target})` : row.name;
-    const slug = await findFreeSlug(row.slug, (c) => repo.slugsIn(tx, siteId, target, c));
+    const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'tags', siteId, target, c));
     const at = now();
     const newId = await repo.insertTag(tx, {
       site_id: siteId, name, slug, description: row.description, locale: target, translation_group: row.translation_group, created_at: at, updated_at: at,
