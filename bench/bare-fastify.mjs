@@ -24,52 +24,62 @@ import Fastify from 'fastify';
 
 const list = (n) => Array.from({ length: n }, () => '?').join(', ');
 
-const SUMMARY = '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", '
-  + '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", '
-  + '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
+const SUMMARY =
+  '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", ' +
+  '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", ' +
+  '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
 // The author's name joined on the row (decisions N14), after the selected columns.
 const AUTHOR = ', "author"."full_name" as "author_name"';
 const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
-const DETAIL = `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."body_text", "contents"."meta_title", `
-  + '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", '
-  + '"contents"."custom_data", "contents"."structured_data"';
+const DETAIL =
+  `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."body_text", "contents"."meta_title", ` +
+  '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", ' +
+  '"contents"."custom_data", "contents"."structured_data"';
 
 const SQL = {
   treeRows: 'select "id", "name", "slug", "parent_id", "locale" from "categories" where "site_id" = ? order by "name" asc, "id" asc',
-  categoryCounts: (n) => `select "category_id" as ref, count(*) as n from "content_categories" where site_id = ? and "category_id" in (${list(n)}) group by "category_id"`,
+  categoryCounts: (n) =>
+    `select "category_id" as ref, count(*) as n from "content_categories" where site_id = ? and "category_id" in (${list(n)}) group by "category_id"`,
   tagCount: 'select count(*) as "count" from "tags" where "site_id" = ?',
   tagPage: 'select * from "tags" where "site_id" = ? order by "created_at" desc, "id" desc limit ? offset ?',
   tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
   // The unfiltered total from the per-status counters (migration 0012), as the service reads it.
   contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
   // The page's ids from the index first, then those rows with their author (deferred join).
-  contentPage: `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in `
-    + '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) '
-    + 'order by "contents"."created_at" desc, "contents"."id" desc',
+  contentPage:
+    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in ` +
+    '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) ' +
+    'order by "contents"."created_at" desc, "contents"."id" desc',
   summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
-  categoriesOf: (n) => 'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" '
-    + `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
-  tagsOf: (n) => 'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" '
-    + `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
+  categoriesOf: (n) =>
+    'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" ' +
+    `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
+  tagsOf: (n) =>
+    'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" ' +
+    `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
   byId: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
   bySlug: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
   // Without ?locale=, the site's default locale in the same statement.
-  bySlugDefault: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? `
-    + 'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
+  bySlugDefault:
+    `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? ` +
+    'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
   // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
-  groupAlternates: 'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
+  groupAlternates:
+    'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
   // Search (src/modules/contents/contents.search.ts): the filtered matches counted in all, in the
   // title, in title or slug; then only the tiers the page falls in are ranked, each in two steps
   // (scores, then dates for the rows down to the page's last score).
-  searchCount: 'select count(*) as "n" from (select rowid as fts_id from contents_fts where contents_fts match ? limit -1) as "fts" '
-    + 'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?',
-  tierPage: (within) => 'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score" from '
-    + '(select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? and '
-    + within.map((w) => `+rowid ${w} (select rowid from contents_fts where contents_fts match ?)`).join(' and ')
-    + ' limit -1) as "fts" cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?), '
-    + '"boundary" as materialized (select "score" from "ranked" order by "score" desc limit ? offset ?) '
-    + 'select "r"."id", "r"."score", coalesce(c.published_at, c.created_at) as "sort_at" from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" '
-    + 'where not exists (select 1 from boundary) or r.score >= (select score from boundary) order by "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
+  searchCount:
+    'select count(*) as "n" from (select rowid as fts_id from contents_fts where contents_fts match ? limit -1) as "fts" ' +
+    'cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?',
+  tierPage: (within) =>
+    'with "ranked" as materialized (select "contents"."id" as "id", -fts.fts_score as "score" from ' +
+    '(select rowid as fts_id, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score from contents_fts where contents_fts match ? and ' +
+    within.map((w) => `+rowid ${w} (select rowid from contents_fts where contents_fts match ?)`).join(' and ') +
+    ' limit -1) as "fts" cross join "contents" where contents.id = fts.fts_id and "contents"."site_id" = ?), ' +
+    '"boundary" as materialized (select "score" from "ranked" order by "score" desc limit ? offset ?) ' +
+    'select "r"."id", "r"."score", coalesce(c.published_at, c.created_at) as "sort_at" from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" ' +
+    'where not exists (select 1 from boundary) or r.score >= (select score from boundary) order by "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
   highlights: `
     select rowid as id,
       highlight(contents_fts, 0, ?, ?) as title_hl,
@@ -114,7 +124,10 @@ function ftsQuery(q) {
     if (seen) seen.prefix &&= prefix;
     else byKey.set(text.toLowerCase(), { text, prefix });
   });
-  return [...byKey.values()].slice(0, 16).map((t) => `"${t.text.replace(/"/g, '""')}"${t.prefix ? '*' : ''}`).join(' ');
+  return [...byKey.values()]
+    .slice(0, 16)
+    .map((t) => `"${t.text.replace(/"/g, '""')}"${t.prefix ? '*' : ''}`)
+    .join(' ');
 }
 
 const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
@@ -129,9 +142,17 @@ function markedToHtml(text) {
   };
   for (const ch of text.replace(/\s+/g, ' ').trim()) {
     if (ch === OPEN) {
-      if (!open) { flush(); out += '<mark>'; open = true; }
+      if (!open) {
+        flush();
+        out += '<mark>';
+        open = true;
+      }
     } else if (ch === CLOSE) {
-      if (open) { flush(); out += '</mark>'; open = false; }
+      if (open) {
+        flush();
+        out += '</mark>';
+        open = false;
+      }
     } else piece += ch;
   }
   flush();
@@ -181,34 +202,50 @@ export function createBareApp(file) {
   function summaries(rows) {
     const rel = relations(rows.map((r) => r.id));
     return rows.map((r) => ({
-      id: r.id, title: r.title, slug: r.slug, type: 'post', status: r.status, excerpt: r.excerpt, locale: r.locale,
+      id: r.id,
+      title: r.title,
+      slug: r.slug,
+      type: 'post',
+      status: r.status,
+      excerpt: r.excerpt,
+      locale: r.locale,
       translationGroup: r.translation_group,
       featuredImage: r.featured_image_url ? { url: r.featured_image_url, alt: r.featured_image_alt, variants: null } : null,
-      categories: rel.categories.get(r.id) ?? [], tags: rel.tags.get(r.id) ?? [],
+      categories: rel.categories.get(r.id) ?? [],
+      tags: rel.tags.get(r.id) ?? [],
       author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
-      publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
+      publishedAt: r.published_at,
+      scheduledAt: r.scheduled_at,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
     }));
   }
 
   function detail(r) {
     const [summary] = summaries([r]);
-    const members = stmt(SQL.groupAlternates).all(siteId, r.translation_group).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
+    const members = stmt(SQL.groupAlternates)
+      .all(siteId, r.translation_group)
+      .sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
     const sd = parseJson(r.structured_data, null) ?? {};
     const structuredData = { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };
     const jsonLd = [];
     if (structuredData.article.enabled) {
       jsonLd.push({
-        '@context': 'https://schema.org', '@type': structuredData.article.type, headline: r.meta_title ?? r.title,
+        '@context': 'https://schema.org',
+        '@type': structuredData.article.type,
+        headline: r.meta_title ?? r.title,
         ...(r.excerpt || r.meta_description ? { description: r.meta_description ?? r.excerpt } : {}),
         ...(r.featured_image_url ? { image: r.featured_image_url } : {}),
-        ...(r.published_at ? { datePublished: r.published_at } : {}), dateModified: r.updated_at,
+        ...(r.published_at ? { datePublished: r.published_at } : {}),
+        dateModified: r.updated_at,
         ...(summary.author ? { author: { '@type': 'Person', name: summary.author.fullName } } : {}),
         inLanguage: r.locale,
       });
     }
     if (structuredData.faq.length) {
       jsonLd.push({
-        '@context': 'https://schema.org', '@type': 'FAQPage',
+        '@context': 'https://schema.org',
+        '@type': 'FAQPage',
         mainEntity: structuredData.faq.map((f) => ({ '@type': 'Question', name: f.question, acceptedAnswer: { '@type': 'Answer', text: f.answer } })),
       });
     }
@@ -250,8 +287,15 @@ export function createBareApp(file) {
     if (rows.length) for (const c of stmt(SQL.tagCounts(rows.length)).all(siteId, ...rows.map((r) => r.id))) counts.set(c.ref, c.n);
     return {
       data: rows.map((r) => ({
-        id: r.id, name: r.name, slug: r.slug, description: r.description, locale: r.locale, translationGroup: r.translation_group,
-        contentCount: counts.get(r.id) ?? 0, createdAt: r.created_at, updatedAt: r.updated_at,
+        id: r.id,
+        name: r.name,
+        slug: r.slug,
+        description: r.description,
+        locale: r.locale,
+        translationGroup: r.translation_group,
+        contentCount: counts.get(r.id) ?? 0,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
       })),
       meta: pageMeta(total, page, limit),
     };
@@ -288,13 +332,19 @@ export function createBareApp(file) {
       if (from >= to) continue;
       for (const r of stmt(SQL.tierPage(t.within)).all(match, ...t.params, siteId, 1, to - t.from - 1, to - from, from - t.from)) ids.push(r.id);
     }
-    const marks = new Map(stmt(SQL.highlights).all(OPEN, CLOSE, OPEN, CLOSE, '…', 24, match, JSON.stringify(ids)).map((m) => [m.id, m]));
+    const marks = new Map(
+      stmt(SQL.highlights)
+        .all(OPEN, CLOSE, OPEN, CLOSE, '…', 24, match, JSON.stringify(ids))
+        .map((m) => [m.id, m]),
+    );
     const byId = new Map(summaries(stmt(SQL.summariesByIds(ids.length)).all(siteId, ...ids)).map((s) => [s.id, s]));
     return {
-      data: ids.filter((id) => byId.has(id)).map((id) => ({
-        ...byId.get(id),
-        highlights: { title: markedToHtml(marks.get(id)?.title_hl ?? ''), body: markedToHtml(marks.get(id)?.body_hl ?? '') },
-      })),
+      data: ids
+        .filter((id) => byId.has(id))
+        .map((id) => ({
+          ...byId.get(id),
+          highlights: { title: markedToHtml(marks.get(id)?.title_hl ?? ''), body: markedToHtml(marks.get(id)?.body_hl ?? '') },
+        })),
       meta: pageMeta(total, page, limit),
     };
   });

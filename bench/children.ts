@@ -55,7 +55,9 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv,
 /** Polls `url` until it answers 2xx; fails at once if the child exits, or after `timeoutMs`. */
 export async function waitForHttp(child: Child, url: string, timeoutMs = 30_000): Promise<void> {
   let exit: number | string | undefined;
-  void child.exited.then((code) => { exit = code; });
+  void child.exited.then((code) => {
+    exit = code;
+  });
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -93,10 +95,7 @@ export function rssMb(pid: number): number | null {
 export async function stopChild(child: Child, graceMs = 5000): Promise<void> {
   if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
   child.proc.kill('SIGTERM');
-  const stopped = await Promise.race([
-    child.exited.then(() => true),
-    new Promise<boolean>((r) => setTimeout(() => r(false), graceMs).unref()),
-  ]);
+  const stopped = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs).unref())]);
   if (!stopped) {
     child.proc.kill('SIGKILL');
     await child.exited;

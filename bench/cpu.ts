@@ -80,5 +80,9 @@ export function processCpuMeter(pid: number): () => number | null {
 
 /** The CPUs /proc/stat sums over (its cpuN lines). */
 function onlineCpus(): number {
-  return readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu\d+ /.test(l)).length || 1;
+  return (
+    readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .filter((l) => /^cpu\d+ /.test(l)).length || 1
+  );
 }

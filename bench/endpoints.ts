@@ -24,7 +24,7 @@ export interface BenchContext {
  * own connection to the database file, with the app's services importable from src/. The fourth
  * argument is the context so far, for seeders that build on an earlier one's rows.
  */
-export type Seeder = (db: Db, siteId: string, userId: string, ctx: Readonly<BenchContext>) => Promise<Record<string, unknown> | void>;
+export type Seeder = (db: Db, siteId: string, userId: string, ctx: Readonly<BenchContext>) => Promise<Record<string, unknown> | undefined>;
 
 export type OrFn<T> = T | ((ctx: BenchContext) => T);
 
@@ -97,15 +97,25 @@ export const ENDPOINTS: BenchEndpoint[] = [
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
   // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.
   {
-    name: 'POST /v1/contents', method: 'POST', path: '/v1/contents', seed: seedBlog, uniqueIds: true,
+    name: 'POST /v1/contents',
+    method: 'POST',
+    path: '/v1/contents',
+    seed: seedBlog,
+    uniqueIds: true,
     body: (ctx: BenchContext) => ({ type: 'post', title: 'Bench post [<id>]', bodyMarkdown: String(ctx.createMarkdown) }),
   },
 ];
 
 function blogReads(): BenchEndpoint[] {
   const vsBare = { minRatio: { bareFastify: 0.8 } };
-  const read = (name: string, path: OrFn<string>, targets: BenchTargets = vsBare): BenchEndpoint =>
-    ({ name, method: 'GET', path, seed: seedBlog, baselines: ['bareFastify'], targets });
+  const read = (name: string, path: OrFn<string>, targets: BenchTargets = vsBare): BenchEndpoint => ({
+    name,
+    method: 'GET',
+    path,
+    seed: seedBlog,
+    baselines: ['bareFastify'],
+    targets,
+  });
   const listTargets = { ...vsBare, p99Ms: 25 };
   return [
     read('GET /v1/categories/tree', '/v1/categories/tree'),

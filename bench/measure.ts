@@ -124,9 +124,7 @@ let preflightIds = 0;
 
 /** One request, `[<id>]` replaced as autocannon would. */
 async function fetchOnce(target: Target): Promise<{ status: number; text: string }> {
-  const body = target.body !== undefined && target.idReplacement
-    ? target.body.replace(/\[<id>\]/g, `preflight-${process.pid}-${++preflightIds}`)
-    : target.body;
+  const body = target.body !== undefined && target.idReplacement ? target.body.replace(/\[<id>\]/g, `preflight-${process.pid}-${++preflightIds}`) : target.body;
   const res = await fetch(target.url, {
     method: target.method,
     headers: target.headers,

@@ -39,7 +39,11 @@ interface Injectable {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
@@ -123,8 +127,13 @@ export async function checkParity(opts: {
     const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: NodeJS.ProcessEnv) => unknown };
     const { createApp } = (await import(dist('app.js'))) as { createApp: (config: unknown, options: { logger: false }) => Promise<Injectable> };
     const config = loadConfig({
-      NODE_ENV: 'production', DATABASE_URL: opts.databaseUrl, CAIRN_DATA_DIR: opts.dataDir, LOG_LEVEL: 'silent',
-      CAIRN_WORKER: 'false', RATE_LIMIT_MAX: '10000000', RATE_LIMIT_PUBLIC_MAX: '10000000',
+      NODE_ENV: 'production',
+      DATABASE_URL: opts.databaseUrl,
+      CAIRN_DATA_DIR: opts.dataDir,
+      LOG_LEVEL: 'silent',
+      CAIRN_WORKER: 'false',
+      RATE_LIMIT_MAX: '10000000',
+      RATE_LIMIT_PUBLIC_MAX: '10000000',
     });
     service = await createApp(config, { logger: false });
     await service.ready();

@@ -35,16 +35,19 @@ export interface EndpointResult {
   result: Measurement | null;
   error?: string;
   /** Per baseline id: the endpoint's req/s divided by the baseline's (and the baseline's own run when measured per endpoint). */
-  vs: Record<string, {
-    ratio: number | null;
-    result?: Measurement;
-    /** A per-endpoint baseline with no equivalent of this endpoint (shown as a dash). */
-    none?: boolean;
-    /** The baseline does not answer the same JSON, or runs SQL the service does not (bench/parity.ts). */
-    mismatch?: string;
-    /** Statements the service runs for this request and the baseline does not (its own extra work). */
-    serviceOnlySql?: string[];
-  }>;
+  vs: Record<
+    string,
+    {
+      ratio: number | null;
+      result?: Measurement;
+      /** A per-endpoint baseline with no equivalent of this endpoint (shown as a dash). */
+      none?: boolean;
+      /** The baseline does not answer the same JSON, or runs SQL the service does not (bench/parity.ts). */
+      mismatch?: string;
+      /** Statements the service runs for this request and the baseline does not (its own extra work). */
+      serviceOnlySql?: string[];
+    }
+  >;
   /** What the endpoint's issue asks (bench/endpoints.ts), checked by formatTargets. */
   targets?: BenchTargets;
 }
@@ -213,10 +216,12 @@ export function formatServiceOnlySql(report: BenchReport, baselines: readonly Ba
 export function formatNoiseNotes(report: BenchReport): string[] {
   const rows: Array<[string, Measurement]> = [
     ...report.baselines.map((b): [string, Measurement] => [b.label, b.result]),
-    ...report.endpoints.flatMap((e): Array<[string, Measurement]> => [
-      ...(e.result ? [[e.name, e.result] as [string, Measurement]] : []),
-      ...Object.entries(e.vs).flatMap(([id, v]) => (v.result ? [[`${e.name} (baseline ${id})`, v.result] as [string, Measurement]] : [])),
-    ]),
+    ...report.endpoints.flatMap(
+      (e): Array<[string, Measurement]> => [
+        ...(e.result ? [[e.name, e.result] as [string, Measurement]] : []),
+        ...Object.entries(e.vs).flatMap(([id, v]) => (v.result ? [[`${e.name} (baseline ${id})`, v.result] as [string, Measurement]] : [])),
+      ],
+    ),
   ];
   const noisy = rows.filter(([, m]) => (m.otherCpuCores ?? 0) > NOISY_OTHER_CPU);
   if (noisy.length === 0) return [];

@@ -26,8 +26,16 @@ import { freePort, rssMb, startChild, stopChild, waitForHttp, type Child } from 
 import { ENDPOINTS, resolve, type BenchContext, type BenchEndpoint } from './endpoints.js';
 import { measure, preflight, type LoadSettings, type Measurement, type Target } from './measure.js';
 import {
-  formatHeader, formatNoiseNotes, formatServiceOnlySql, formatTable, formatTargets, formatWarnings, machineInfo,
-  type BaselineResult, type BenchReport, type EndpointResult,
+  formatHeader,
+  formatNoiseNotes,
+  formatServiceOnlySql,
+  formatTable,
+  formatTargets,
+  formatWarnings,
+  machineInfo,
+  type BaselineResult,
+  type BenchReport,
+  type EndpointResult,
 } from './report.js';
 import { seedDatabase } from './seed.js';
 import { checkParity, statementLabel, type ParityResult } from './parity.js';
@@ -168,7 +176,11 @@ async function main(): Promise<number> {
       process.stderr.write(`measuring ${endpoint.name} ...\n`);
       const target = targetFor(endpoint, ctx, serverUrl);
       const entry: EndpointResult = {
-        name: endpoint.name, method: endpoint.method, path: target.url.slice(serverUrl.length), result: null, vs: {},
+        name: endpoint.name,
+        method: endpoint.method,
+        path: target.url.slice(serverUrl.length),
+        result: null,
+        vs: {},
         ...(endpoint.targets ? { targets: endpoint.targets } : {}),
       };
       endpointResults.push(entry);
@@ -192,8 +204,9 @@ async function main(): Promise<number> {
           base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids });
         } else base = baselineResults.find((r) => r.id === b.id)?.result;
         const same = parity.get(b.id)?.get(endpoint.name);
-        const mismatch = same?.answerMismatch
-          ?? (same?.baselineOnly.length ? `it runs statements the service does not: ${same.baselineOnly.map(statementLabel).join(' | ')}` : undefined);
+        const mismatch =
+          same?.answerMismatch ??
+          (same?.baselineOnly.length ? `it runs statements the service does not: ${same.baselineOnly.map(statementLabel).join(' | ')}` : undefined);
         entry.vs[b.id] = {
           ratio: base && base.reqPerSec > 0 ? result.reqPerSec / base.reqPerSec : null,
           ...(b.pathFor && base ? { result: base } : {}),
@@ -205,8 +218,15 @@ async function main(): Promise<number> {
     if (server.proc.exitCode !== null) throw new Error(`the cairn server exited during the run\n${server.output()}`);
 
     const report: BenchReport = {
-      startedAt, finishedAt: new Date().toISOString(), machine, settings, seed: seeded.timings, serverIdleRssMb,
-      baselines: baselineResults, endpoints: endpointResults, ok: false,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine,
+      settings,
+      seed: seeded.timings,
+      serverIdleRssMb,
+      baselines: baselineResults,
+      endpoints: endpointResults,
+      ok: false,
     };
     const warnings = [...parityErrors, ...formatWarnings(report)];
     report.ok = warnings.length === 0;

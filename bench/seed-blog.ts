@@ -93,50 +93,51 @@ const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 // ------------------------------------------------------------------------------------------------
 // Vocabulary
 
-const FUNCTION_WORDS = ('the the the a a of of to to and and in in is for with that on as it this by from are be at or an '
-  + 'we you they can will not but when more so if how what all about into than then also which only their our these most each')
-  .split(' ');
+const FUNCTION_WORDS = (
+  'the the the a a of of to to and and in in is for with that on as it this by from are be at or an ' +
+  'we you they can will not but when more so if how what all about into than then also which only their our these most each'
+).split(' ');
 
 /** Content words, most frequent first (their Zipf rank). */
 const CONTENT_WORDS = (
-  'system data team work time project code user service change process people design release product feature '
-  + 'performance page model problem question support version result test build value state request update field '
-  + 'report content search review network source issue error query file object rule event language server client '
-  + 'decision plan market policy budget strategy story reader writer editor article draft quality standard library '
-  + 'platform framework interface component module package function method pattern structure format schema record '
-  + 'document image video audio camera screen window button menu layout color font style theme brand logo message '
-  + 'email account profile setting option preference permission role access token session cookie cache memory disk '
-  + 'storage backup archive history log metric signal alert monitor dashboard chart graph table index column row '
-  + 'count total average median limit range scale growth trend forecast estimate target goal milestone deadline '
-  + 'meeting workshop conference talk lecture course lesson tutorial guide manual handbook checklist template example '
-  + 'sample prototype experiment hypothesis evidence analysis insight finding summary conclusion opinion argument '
-  + 'debate interview survey feedback comment reply thread forum community member volunteer partner customer vendor '
-  + 'supplier contract invoice payment price cost revenue profit margin investment fund grant salary benefit office '
-  + 'remote travel weekend morning evening winter summer spring autumn garden kitchen recipe coffee bread river mountain '
-  + 'forest ocean island city village street bridge station airport harbor museum gallery theater studio workshop '
-  + 'laboratory hospital school university student teacher parent child family friend neighbor manager leader founder '
-  + 'engineer designer developer researcher scientist analyst consultant journalist photographer musician artist '
-  + 'author poet actor athlete coach doctor nurse lawyer judge farmer baker chef pilot driver sailor soldier '
-  + 'careful quick slow simple complex modern classic open private public local global digital physical natural '
-  + 'visual formal casual practical theoretical reliable flexible robust fragile secure stable portable scalable '
-  + 'efficient elegant honest curious patient brave quiet loud bright dark fresh ancient recent future annual weekly '
-  + 'migrate deploy refactor measure improve reduce increase balance compare explain describe publish schedule archive '
-  + 'translate review approve reject merge split combine connect share discover explore imagine remember forget '
-  + 'borrow replace repair protect prevent recover predict negotiate organize simplify automate document celebrate'
+  'system data team work time project code user service change process people design release product feature ' +
+  'performance page model problem question support version result test build value state request update field ' +
+  'report content search review network source issue error query file object rule event language server client ' +
+  'decision plan market policy budget strategy story reader writer editor article draft quality standard library ' +
+  'platform framework interface component module package function method pattern structure format schema record ' +
+  'document image video audio camera screen window button menu layout color font style theme brand logo message ' +
+  'email account profile setting option preference permission role access token session cookie cache memory disk ' +
+  'storage backup archive history log metric signal alert monitor dashboard chart graph table index column row ' +
+  'count total average median limit range scale growth trend forecast estimate target goal milestone deadline ' +
+  'meeting workshop conference talk lecture course lesson tutorial guide manual handbook checklist template example ' +
+  'sample prototype experiment hypothesis evidence analysis insight finding summary conclusion opinion argument ' +
+  'debate interview survey feedback comment reply thread forum community member volunteer partner customer vendor ' +
+  'supplier contract invoice payment price cost revenue profit margin investment fund grant salary benefit office ' +
+  'remote travel weekend morning evening winter summer spring autumn garden kitchen recipe coffee bread river mountain ' +
+  'forest ocean island city village street bridge station airport harbor museum gallery theater studio workshop ' +
+  'laboratory hospital school university student teacher parent child family friend neighbor manager leader founder ' +
+  'engineer designer developer researcher scientist analyst consultant journalist photographer musician artist ' +
+  'author poet actor athlete coach doctor nurse lawyer judge farmer baker chef pilot driver sailor soldier ' +
+  'careful quick slow simple complex modern classic open private public local global digital physical natural ' +
+  'visual formal casual practical theoretical reliable flexible robust fragile secure stable portable scalable ' +
+  'efficient elegant honest curious patient brave quiet loud bright dark fresh ancient recent future annual weekly ' +
+  'migrate deploy refactor measure improve reduce increase balance compare explain describe publish schedule archive ' +
+  'translate review approve reject merge split combine connect share discover explore imagine remember forget ' +
+  'borrow replace repair protect prevent recover predict negotiate organize simplify automate document celebrate'
 ).split(' ');
 
 /** Rare subject words: each body is about three of them, so each lands in about 1-2% of the posts. */
 const TOPIC_WORDS = (
-  'kubernetes postgres sqlite webassembly typescript rustacean graphql terraform ansible prometheus grafana kafka '
-  + 'rabbitmq elasticsearch redis nginx haproxy wireguard tailscale cloudflare netlify vercel figma sketch blender '
-  + 'photoshop lightroom audacity ableton kotlin swift flutter svelte solidjs astro remix nuxt gatsby hugo jekyll '
-  + 'eleventy docusaurus storybook playwright cypress vitest jest mocha esbuild rollup webpack parcel turbopack deno '
-  + 'bun fastify express koa hapi nestjs django flask rails laravel phoenix elixir erlang haskell ocaml clojure scala '
-  + 'fortran cobol pascal lisp prolog smalltalk zig nim crystal julia matlab octave pandas numpy pytorch tensorflow '
-  + 'jupyter airflow dagster dbt snowflake bigquery redshift clickhouse duckdb cassandra mongodb couchdb dynamodb '
-  + 'neo4j arangodb influxdb timescale supabase firebase appwrite pocketbase strapi ghost wordpress drupal joomla '
-  + 'contentful sanity directus payload keystone tiptap prosemirror lexical quill markdown asciidoc latex pandoc '
-  + 'inkscape krita gimp darktable kdenlive obs handbrake ffmpeg imagemagick libvips sharp squoosh'
+  'kubernetes postgres sqlite webassembly typescript rustacean graphql terraform ansible prometheus grafana kafka ' +
+  'rabbitmq elasticsearch redis nginx haproxy wireguard tailscale cloudflare netlify vercel figma sketch blender ' +
+  'photoshop lightroom audacity ableton kotlin swift flutter svelte solidjs astro remix nuxt gatsby hugo jekyll ' +
+  'eleventy docusaurus storybook playwright cypress vitest jest mocha esbuild rollup webpack parcel turbopack deno ' +
+  'bun fastify express koa hapi nestjs django flask rails laravel phoenix elixir erlang haskell ocaml clojure scala ' +
+  'fortran cobol pascal lisp prolog smalltalk zig nim crystal julia matlab octave pandas numpy pytorch tensorflow ' +
+  'jupyter airflow dagster dbt snowflake bigquery redshift clickhouse duckdb cassandra mongodb couchdb dynamodb ' +
+  'neo4j arangodb influxdb timescale supabase firebase appwrite pocketbase strapi ghost wordpress drupal joomla ' +
+  'contentful sanity directus payload keystone tiptap prosemirror lexical quill markdown asciidoc latex pandoc ' +
+  'inkscape krita gimp darktable kdenlive obs handbrake ffmpeg imagemagick libvips sharp squoosh'
 ).split(' ');
 
 const SECTION_OPENERS = ['Why', 'How', 'What', 'When', 'Notes on', 'Lessons from', 'A look at', 'Getting started with', 'Beyond', 'Rethinking'];
@@ -183,7 +184,8 @@ function makeBody(rng: Rng, nextWord: () => string): string {
     const heading = `## ${pick(rng, SECTION_OPENERS)} ${[nextWord(), pick(rng, topics), nextWord()].join(' ')}`;
     const section = [heading, paragraph(), paragraph()];
     const extra = rng();
-    if (extra < 0.35) section.push(Array.from({ length: int(rng, 3, 5) }, () => `- ${capitalize(Array.from({ length: int(rng, 3, 9) }, word).join(' '))}`).join('\n'));
+    if (extra < 0.35)
+      section.push(Array.from({ length: int(rng, 3, 5) }, () => `- ${capitalize(Array.from({ length: int(rng, 3, 9) }, word).join(' '))}`).join('\n'));
     else if (extra < 0.5) section.push(`> ${sentence()} ${sentence()}`);
     else if (extra < 0.6) section.push(`\`\`\`ts\nconst ${nextWord()} = await ${pick(rng, topics)}.${nextWord()}({ limit: ${int(rng, 1, 100)} });\n\`\`\``);
     if (rng() < 0.5) section.push(paragraph());
@@ -264,16 +266,36 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
       for (let c = 0; c < BLOG.childrenPerRoot; c++) {
         const childName = `${rootName} ${names[nameIndex++]!}`;
         const child = addCategory(childName, root);
-        for (let g = 0; g < BLOG.grandchildrenPerChild; g++) addCategory(`${capitalize(pick(rng, TOPIC_WORDS))} ${names[(nameIndex + g * 7) % names.length]!}`, child);
+        for (let g = 0; g < BLOG.grandchildrenPerChild; g++)
+          addCategory(`${capitalize(pick(rng, TOPIC_WORDS))} ${names[(nameIndex + g * 7) % names.length]!}`, child);
       }
     }
     const createdAt = iso(start - 30 * DAY);
-    await insertBatches(categoryRows, 100, (batch) => tx.insertInto('categories').values(batch.map((c) => ({
-      id: c.id, site_id: siteId, name: c.name, slug: c.slug, description: rng() < 0.6 ? `Posts about ${c.name.toLowerCase()}.` : null,
-      image: null, parent_id: c.parent_id, locale: 'en', translation_group: randomUUID(), sitemap_priority: null,
-      sitemap_changefreq: null, content_mode: 'standard' as const, schema: null, schema_source: 'own' as const,
-      created_at: createdAt, updated_at: createdAt,
-    })) as never).execute());
+    await insertBatches(categoryRows, 100, (batch) =>
+      tx
+        .insertInto('categories')
+        .values(
+          batch.map((c) => ({
+            id: c.id,
+            site_id: siteId,
+            name: c.name,
+            slug: c.slug,
+            description: rng() < 0.6 ? `Posts about ${c.name.toLowerCase()}.` : null,
+            image: null,
+            parent_id: c.parent_id,
+            locale: 'en',
+            translation_group: randomUUID(),
+            sitemap_priority: null,
+            sitemap_changefreq: null,
+            content_mode: 'standard' as const,
+            schema: null,
+            schema_source: 'own' as const,
+            created_at: createdAt,
+            updated_at: createdAt,
+          })) as never,
+        )
+        .execute(),
+    );
     counts.categories = categoryRows.length;
 
     // Tags: unique names from topic words and word pairs.
@@ -286,9 +308,24 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
       usedTagSlugs.add(slug);
       // Spread over the two years, so the default order (created_at desc) is a real sort.
       const at = iso(start + Math.floor((i / BLOG.tags) * 730 * DAY));
-      return { id: tagId++, site_id: siteId, name, slug, description: rng() < 0.3 ? `Everything about ${name}.` : null, locale: 'en', translation_group: randomUUID(), created_at: at, updated_at: at };
+      return {
+        id: tagId++,
+        site_id: siteId,
+        name,
+        slug,
+        description: rng() < 0.3 ? `Everything about ${name}.` : null,
+        locale: 'en',
+        translation_group: randomUUID(),
+        created_at: at,
+        updated_at: at,
+      };
     });
-    await insertBatches(tagRows, 200, (batch) => tx.insertInto('tags').values(batch as never).execute());
+    await insertBatches(tagRows, 200, (batch) =>
+      tx
+        .insertInto('tags')
+        .values(batch as never)
+        .execute(),
+    );
     counts.tags = tagRows.length;
 
     // Posts, in creation order; ids follow created_at.
@@ -318,26 +355,52 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
       const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
       const hasImage = rng() < 0.6;
       posts.push({
-        id, site_id: siteId, type: 'post', title, slug, status, excerpt: rng() < 0.7 ? body.firstSentence : null, locale: 'en',
-        translation_group: randomUUID(), author_id: userId, body: body.body, body_html: body.html, body_text: body.text,
-        featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null, featured_image_alt: hasImage ? title : null,
-        meta_title: rng() < 0.4 ? title : null, meta_description: rng() < 0.4 ? body.firstSentence : null, meta_keywords: null,
-        canonical_url: null, og_image: null, metadata: null, custom_data: null, structured_data: null,
-        scheduled_at: null, published_at: published === null ? null : iso(published), created_at: iso(created), updated_at: iso(updated),
+        id,
+        site_id: siteId,
+        type: 'post',
+        title,
+        slug,
+        status,
+        excerpt: rng() < 0.7 ? body.firstSentence : null,
+        locale: 'en',
+        translation_group: randomUUID(),
+        author_id: userId,
+        body: body.body,
+        body_html: body.html,
+        body_text: body.text,
+        featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null,
+        featured_image_alt: hasImage ? title : null,
+        meta_title: rng() < 0.4 ? title : null,
+        meta_description: rng() < 0.4 ? body.firstSentence : null,
+        meta_keywords: null,
+        canonical_url: null,
+        og_image: null,
+        metadata: null,
+        custom_data: null,
+        structured_data: null,
+        scheduled_at: null,
+        published_at: published === null ? null : iso(published),
+        created_at: iso(created),
+        updated_at: iso(updated),
       });
       if (status === 'published') publishedIds.push(id);
       const cats = new Set<number>();
       const nCats = int(rng, 1, 3);
       while (cats.size < nCats) cats.add(Number(nextCategory()));
-      [...cats].forEach((c, position) => categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position }));
+      for (const [position, c] of [...cats].entries()) categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position });
       const tgs = new Set<number>();
       const nTags = int(rng, 2, 6);
       while (tgs.size < nTags) tgs.add(Number(nextTag()));
-      [...tgs].forEach((t, position) => tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position }));
+      for (const [position, t] of [...tgs].entries()) tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position });
       for (const w of new Set([...body.words, ...(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])])) df.set(w, (df.get(w) ?? 0) + 1);
     }
     // 27 columns a row: 25 rows stay far below SQLite's bound-parameter limit.
-    await insertBatches(posts, 25, (batch) => tx.insertInto('contents').values(batch as never).execute());
+    await insertBatches(posts, 25, (batch) =>
+      tx
+        .insertInto('contents')
+        .values(batch as never)
+        .execute(),
+    );
     await insertBatches(categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
     await insertBatches(tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
     counts.posts = posts.length;
@@ -356,8 +419,12 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
     // A published post from the middle of the list (not on page 1, not the newest).
     const post = posts.find((p) => p.id === publishedIds[Math.floor(publishedIds.length / 2)])!;
     Object.assign(result, {
-      postId: post.id, postSlug: post.slug,
-      searchCommon: common, searchCommonPosts: df.get(common), searchRare: rare, searchRarePosts: df.get(rare),
+      postId: post.id,
+      postSlug: post.slug,
+      searchCommon: common,
+      searchCommonPosts: df.get(common),
+      searchRare: rare,
+      searchRarePosts: df.get(rare),
       createMarkdown: benchMarkdown(),
     });
   });
@@ -370,12 +437,11 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
   result.searchCommonIndexed = indexed;
 
   const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-  const summary = (
-    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), `
-    + `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, `
-    + `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; `
-    + `render ${((tRender - t0) / 1000).toFixed(1)} s, insert ${((tInsert - tRender) / 1000).toFixed(1)} s; `
-    + `search words "${String(result.searchCommon)}" (in ${String(result.searchCommonPosts)} posts) and "${String(result.searchRare)}" (in ${String(result.searchRarePosts)})`
-  );
+  const summary =
+    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), ` +
+    `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, ` +
+    `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; ` +
+    `render ${((tRender - t0) / 1000).toFixed(1)} s, insert ${((tInsert - tRender) / 1000).toFixed(1)} s; ` +
+    `search words "${String(result.searchCommon)}" (in ${String(result.searchCommonPosts)} posts) and "${String(result.searchRare)}" (in ${String(result.searchRarePosts)})`;
   return { ...result, ...counts, summary };
 }

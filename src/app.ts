@@ -79,11 +79,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const database = options.database ?? connectDatabase({
-    databaseUrl: config.databaseUrl,
-    pgSchema: config.pgSchema,
-    onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
-  });
+  const database =
+    options.database ??
+    connectDatabase({
+      databaseUrl: config.databaseUrl,
+      pgSchema: config.pgSchema,
+      onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
+    });
   if (options.migrate !== false) await migrateToLatest(database);
   const deps = { db: database.db, dialect: database.dialect, config };
 
@@ -100,27 +102,36 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   registerRouteGuard(app, database.db, routeTable);
   await registerOpenApi(app, config, pkg.version);
 
-  app.get('/health', {
-    schema: {
-      tags: ['Operations'], operationId: 'health', summary: 'Liveness and database check',
-      response: {
-        200: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
-        503: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['Operations'],
+        operationId: 'health',
+        summary: 'Liveness and database check',
+        response: {
+          200: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
+          503: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
+        },
       },
     },
-  }, async (_req, reply) => {
-    try {
-      await sql`select 1`.execute(database.db);
-      return { status: 'ok', database: database.dialect };
-    } catch {
-      return reply.code(503).send({ status: 'error', database: 'unreachable' });
-    }
-  });
+    async (_req, reply) => {
+      try {
+        await sql`select 1`.execute(database.db);
+        return { status: 'ok', database: database.dialect };
+      } catch {
+        return reply.code(503).send({ status: 'error', database: 'unreachable' });
+      }
+    },
+  );
 
   const modules = [...MODULES, ...(options.extraModules ?? [])];
-  await app.register(async (v1) => {
-    for (const mod of modules) await mod.routes(v1 as App, deps);
-  }, { prefix: '/v1' });
+  await app.register(
+    async (v1) => {
+      for (const mod of modules) await mod.routes(v1 as App, deps);
+    },
+    { prefix: '/v1' },
+  );
 
   const worker = new Worker({ db: database.db, dialect: database.dialect, log: app.log }, { pollMs: config.worker.pollMs });
   for (const mod of modules) mod.jobs?.(worker, deps);

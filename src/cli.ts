@@ -29,17 +29,25 @@ function print(json: boolean, object: Record<string, unknown>, human: string): v
 const program = new Command();
 program.name('cairn').description('Cairn headless CMS: server and administration').showHelpAfterError();
 
-program.command('migrate').description('apply database migrations').option('--json', 'print JSON').action(async (opts) => {
-  const applied = await withDatabase((d) => migrateToLatest(d));
-  print(!!opts.json, { applied }, applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
-});
+program
+  .command('migrate')
+  .description('apply database migrations')
+  .option('--json', 'print JSON')
+  .action(async (opts) => {
+    const applied = await withDatabase((d) => migrateToLatest(d));
+    print(!!opts.json, { applied }, applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+  });
 
-program.command('serve').description('start the HTTP server (same as npm start)').action(async () => {
-  await import('./server.js');
-});
+program
+  .command('serve')
+  .description('start the HTTP server (same as npm start)')
+  .action(async () => {
+    await import('./server.js');
+  });
 
 const sites = program.command('sites').description('manage sites');
-sites.command('create')
+sites
+  .command('create')
   .requiredOption('--name <name>', 'site name')
   .requiredOption('--domain <domain>', 'site domain, e.g. acme.test')
   .option('--locale <locale>', 'default locale', 'en')
@@ -48,13 +56,17 @@ sites.command('create')
     const site = await withDatabase((d) => createSite(d.db, { name: opts.name, domain: opts.domain, defaultLocale: opts.locale }));
     print(!!opts.json, { ...site }, `Created site ${site.name} (${site.id}), slug ${site.slug}`);
   });
-sites.command('list').option('--json', 'print one JSON object').action(async (opts) => {
-  const list = await withDatabase((d) => listAllSites(d.db));
-  print(!!opts.json, { data: list }, list.map((s) => `${s.id}  ${s.slug}  ${s.domain}  ${s.name}`).join('\n') || 'No sites.');
-});
+sites
+  .command('list')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const list = await withDatabase((d) => listAllSites(d.db));
+    print(!!opts.json, { data: list }, list.map((s) => `${s.id}  ${s.slug}  ${s.domain}  ${s.name}`).join('\n') || 'No sites.');
+  });
 
 const tokens = program.command('tokens').description('manage API tokens');
-tokens.command('create')
+tokens
+  .command('create')
   .requiredOption('--site <siteId>', 'site id')
   .option('--scopes <scopes>', '"all" or a comma-separated list of scopes', 'all')
   .addOption(new Option('--kind <kind>', 'token kind').choices(['management', 'delivery']).default('management'))
@@ -77,18 +89,26 @@ tokens.command('create')
     });
     print(!!opts.json, { ...created }, `Token ${created.id} (${created.kind}, ${created.scopes.length} scopes). Shown once:\n${created.token}`);
   });
-tokens.command('list').requiredOption('--site <siteId>', 'site id').option('--json', 'print one JSON object').action(async (opts) => {
-  const list = await withDatabase(async (d) => {
-    await getSite(d.db, opts.site);
-    return listTokens(d.db, opts.site);
+tokens
+  .command('list')
+  .requiredOption('--site <siteId>', 'site id')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const list = await withDatabase(async (d) => {
+      await getSite(d.db, opts.site);
+      return listTokens(d.db, opts.site);
+    });
+    print(!!opts.json, { data: list }, list.map((t) => `${t.id}  ${t.kind}  ${t.revokedAt ? 'revoked' : 'active'}  ${t.name}`).join('\n') || 'No tokens.');
   });
-  print(!!opts.json, { data: list }, list.map((t) => `${t.id}  ${t.kind}  ${t.revokedAt ? 'revoked' : 'active'}  ${t.name}`).join('\n') || 'No tokens.');
-});
-tokens.command('revoke').argument('<tokenId>').option('--json', 'print one JSON object').action(async (tokenId: string, opts) => {
-  const revoked = await withDatabase((d) => revokeToken(d.db, tokenId));
-  if (!revoked) throw new AppError('NOT_FOUND', { message: `No active token ${tokenId}` });
-  print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
-});
+tokens
+  .command('revoke')
+  .argument('<tokenId>')
+  .option('--json', 'print one JSON object')
+  .action(async (tokenId: string, opts) => {
+    const revoked = await withDatabase((d) => revokeToken(d.db, tokenId));
+    if (!revoked) throw new AppError('NOT_FOUND', { message: `No active token ${tokenId}` });
+    print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
+  });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);

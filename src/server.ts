@@ -4,7 +4,7 @@ import { bootstrapIfEmpty } from './bootstrap.js';
 
 /** Process entry: load config, build the app, listen, and close gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {
@@ -19,8 +19,8 @@ async function main(): Promise<void> {
   if (created) {
     process.stdout.write(
       `\nCairn created your first site "${created.site.name}" (${created.site.id}).\n` +
-      `Management token with every scope (shown once, only its hash is stored):\n\n  ${created.token}\n\n` +
-      `Try: curl -H "Authorization: Bearer ${created.token}" ${config.publicUrl}/v1/sites\n\n`,
+        `Management token with every scope (shown once, only its hash is stored):\n\n  ${created.token}\n\n` +
+        `Try: curl -H "Authorization: Bearer ${created.token}" ${config.publicUrl}/v1/sites\n\n`,
     );
   }
   let closing = false;

@@ -13,7 +13,10 @@ export function translateDbError(error: unknown): AppError | null {
   if (e.code === '23503') return new AppError('REFERENCE_INVALID', { errors: { body: ['A referenced record does not exist.'] } });
   // 22P05 untranslatable character, 22021 character not in repertoire: PostgreSQL text cannot hold NUL.
   if (e.code === '22P05' || e.code === '22021') {
-    return new AppError('VALIDATION_FAILED', { message: 'Text must not contain NUL characters.', errors: { body: ['must not contain NUL (\\u0000) characters'] } });
+    return new AppError('VALIDATION_FAILED', {
+      message: 'Text must not contain NUL characters.',
+      errors: { body: ['must not contain NUL (\\u0000) characters'] },
+    });
   }
   // SQLite: SQLITE_CONSTRAINT_UNIQUE "UNIQUE constraint failed: tags.site_id, tags.locale, tags.slug".
   if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {

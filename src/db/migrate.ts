@@ -13,7 +13,10 @@ import * as m0011 from './migrations/0011_content_link_indexes.js';
 import * as m0012 from './migrations/0012_content_counts.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
-const MIGRATIONS: Record<string, { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }> = {
+const MIGRATIONS: Record<
+  string,
+  { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }
+> = {
   '0001_platform': m0001,
   '0002_tags': m0002,
   '0003_categories': m0003,

@@ -37,12 +37,26 @@ export type JobRow = Selectable<JobsTable>;
 /** Inserts a job, or replaces the pending job with the same key (rescheduling). */
 export async function upsertJob(db: Executor, job: { siteId: string; type: string; key: string | null; payload: string; runAt: string; at: string }) {
   const values = {
-    site_id: job.siteId, type: job.type, key: job.key, payload: job.payload, run_at: job.runAt, attempts: 0,
-    locked_until: null, last_error: null, failed_at: null, created_at: job.at,
+    site_id: job.siteId,
+    type: job.type,
+    key: job.key,
+    payload: job.payload,
+    run_at: job.runAt,
+    attempts: 0,
+    locked_until: null,
+    last_error: null,
+    failed_at: null,
+    created_at: job.at,
   };
   if (!job.key) return db.insertInto('jobs').values(values).execute();
-  return db.insertInto('jobs').values(values)
-    .onConflict((oc) => oc.columns(['site_id', 'key']).doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null }))
+  return db
+    .insertInto('jobs')
+    .values(values)
+    .onConflict((oc) =>
+      oc
+        .columns(['site_id', 'key'])
+        .doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null }),
+    )
     .execute();
 }
 
@@ -85,13 +99,24 @@ export function completeJob(db: Executor, id: number) {
 }
 
 export function retryJob(db: Executor, id: number, runAt: string, error: string) {
-  return db.updateTable('jobs').set({ run_at: runAt, locked_until: null, last_error: error.slice(0, 2000) }).where('id', '=', id).execute();
+  return db
+    .updateTable('jobs')
+    .set({ run_at: runAt, locked_until: null, last_error: error.slice(0, 2000) })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function failJob(db: Executor, id: number, at: string, error: string) {
-  return db.updateTable('jobs').set({ failed_at: at, locked_until: null, last_error: error.slice(0, 2000) }).where('id', '=', id).execute();
+  return db
+    .updateTable('jobs')
+    .set({ failed_at: at, locked_until: null, last_error: error.slice(0, 2000) })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function insertOutboxEvent(db: Executor, event: { siteId: string; type: string; payload: string; at: string }) {
-  return db.insertInto('outbox_events').values({ site_id: event.siteId, type: event.type, payload: event.payload, created_at: event.at, dispatched_at: null }).execute();
+  return db
+    .insertInto('outbox_events')
+    .values({ site_id: event.siteId, type: event.type, payload: event.payload, created_at: event.at, dispatched_at: null })
+    .execute();
 }

@@ -15,8 +15,18 @@ export async function emitEvent(tx: Executor, siteId: string, type: EventType, d
 }
 
 /** Schedules (or reschedules, by key) a job; inside the caller's transaction. */
-export async function scheduleJob(tx: Executor, job: { siteId: string; type: string; key?: string; payload: Record<string, unknown>; runAt: string }): Promise<void> {
-  await repo.upsertJob(tx, { siteId: job.siteId, type: job.type, key: job.key ?? null, payload: toJson(job.payload), runAt: job.runAt, at: new Date().toISOString() });
+export async function scheduleJob(
+  tx: Executor,
+  job: { siteId: string; type: string; key?: string; payload: Record<string, unknown>; runAt: string },
+): Promise<void> {
+  await repo.upsertJob(tx, {
+    siteId: job.siteId,
+    type: job.type,
+    key: job.key ?? null,
+    payload: toJson(job.payload),
+    runAt: job.runAt,
+    at: new Date().toISOString(),
+  });
 }
 
 export async function cancelJob(tx: Executor, siteId: string, key: string): Promise<void> {

@@ -43,7 +43,10 @@ export class Worker {
   private running: Promise<void> | null = null;
   private stopped = true;
 
-  constructor(private readonly ctx: JobContext, private readonly options: WorkerOptions) {}
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly options: WorkerOptions,
+  ) {}
 
   handle(type: string, handler: JobHandler): this {
     this.handlers.set(type, handler);

@@ -9,4 +9,13 @@ import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [sitesModule, notificationsModule, categoriesModule, tagsModule, variablesModule, singleTypesModule, contentsModule, webhooksModule];
+export const MODULES: readonly AppModule[] = [
+  sitesModule,
+  notificationsModule,
+  categoriesModule,
+  tagsModule,
+  variablesModule,
+  singleTypesModule,
+  contentsModule,
+  webhooksModule,
+];

@@ -12,7 +12,10 @@ interface AjvError {
 
 /** `/meta/metaTitle` -> `meta.metaTitle`, `/items/0/name` -> `items[0].name`. */
 function fieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let out = '';
   for (const part of parts) {
@@ -46,11 +49,7 @@ export function validationFieldErrors(errors: AjvError[], context?: string): Fie
   const byPath = new Map<string, AjvError[]>();
   for (const e of errors) {
     const child =
-      e.keyword === 'required'
-        ? String(e.params.missingProperty)
-        : e.keyword === 'additionalProperties'
-          ? String(e.params.additionalProperty)
-          : undefined;
+      e.keyword === 'required' ? String(e.params.missingProperty) : e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : undefined;
     let path = fieldPath(e.instancePath, child);
     if (!path) path = context === 'body' || !context ? 'body' : context;
     (byPath.get(path) ?? byPath.set(path, []).get(path)!).push(e);
@@ -144,7 +143,13 @@ export function registerJsonParser(app: FastifyInstance): void {
     parse(request, raw as string, (err: Error | null, body?: unknown) => {
       if (err) return done(err, undefined);
       if ((raw as string).includes('\\u0000') && containsNul(body)) {
-        return done(new AppError('VALIDATION_FAILED', { message: 'Text must not contain NUL characters.', errors: { body: ['must not contain NUL (\\u0000) characters'] } }), undefined);
+        return done(
+          new AppError('VALIDATION_FAILED', {
+            message: 'Text must not contain NUL characters.',
+            errors: { body: ['must not contain NUL (\\u0000) characters'] },
+          }),
+          undefined,
+        );
       }
       done(null, body);
     });

@@ -13,9 +13,7 @@ import { parseTokenId } from '../modules/api-tokens/api-tokens.service.js';
  * Redis when REDIS_URL is set (shared by every instance), in memory otherwise.
  */
 export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<Redis | null> {
-  const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
-    : null;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
   redis?.on('error', (err) => app.log.warn({ err: { message: err.message } }, 'redis error'));
 
   await app.register(rateLimit, {

@@ -45,7 +45,7 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
 
     responses[401] ??= errorRef('Missing, malformed, unknown, revoked or expired token');
     responses[403] ??= errorRef(`The token lacks the scope \`${scope}\``);
-    if (paramNames.length) responses[404] ??= errorRef('Not found (or another site\'s record)');
+    if (paramNames.length) responses[404] ??= errorRef("Not found (or another site's record)");
     schema['x-scope'] = scope;
     schema.security = [{ bearerAuth: [] }];
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.`;

@@ -6,17 +6,51 @@ import { BlockedAddressError, checkOutboundUrl, guardedLookup, isPublicAddress, 
 describe('isPublicAddress', () => {
   it('refuses loopback, private, link-local, metadata, CGNAT, multicast, unspecified, broadcast and reserved IPv4', () => {
     for (const ip of [
-      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '169.254.0.1',
-      '100.64.0.1', '100.127.255.254', '224.0.0.1', '239.255.255.250', '0.0.0.0', '0.1.2.3', '255.255.255.255', '240.0.0.1',
-      '192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '192.0.0.8',
-    ]) expect(isPublicAddress(ip), ip).toBe(false);
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.0.0.1',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '169.254.0.1',
+      '100.64.0.1',
+      '100.127.255.254',
+      '224.0.0.1',
+      '239.255.255.250',
+      '0.0.0.0',
+      '0.1.2.3',
+      '255.255.255.255',
+      '240.0.0.1',
+      '192.0.2.1',
+      '198.51.100.7',
+      '203.0.113.9',
+      '198.18.0.1',
+      '192.0.0.8',
+    ])
+      expect(isPublicAddress(ip), ip).toBe(false);
   });
 
   it('refuses IPv6 loopback, unspecified, link-local, unique-local, multicast, documentation, NAT64, 6to4, Teredo and IPv4-compatible', () => {
     for (const ip of [
-      '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'ff0e::1', '2001:db8::1', '64:ff9b::7f00:1',
-      '2002:7f00:1::1', '2001:0:4136:e378::1', '::7f00:1', '::127.0.0.1', 'fec0::1', '100::1',
-    ]) expect(isPublicAddress(ip), ip).toBe(false);
+      '::1',
+      '::',
+      'fe80::1',
+      'fe80::1%eth0',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      'ff0e::1',
+      '2001:db8::1',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::1',
+      '2001:0:4136:e378::1',
+      '::7f00:1',
+      '::127.0.0.1',
+      'fec0::1',
+      '100::1',
+    ])
+      expect(isPublicAddress(ip), ip).toBe(false);
   });
 
   it('judges an IPv4-mapped IPv6 address as the IPv4 address it maps', () => {
@@ -38,11 +72,13 @@ describe('isPublicAddress', () => {
 });
 
 describe('resolvePublic', () => {
-  const fake = (map: Record<string, string[]>): LookupAll => async (host) => {
-    const list = map[host];
-    if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-    return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-  };
+  const fake =
+    (map: Record<string, string[]>): LookupAll =>
+    async (host) => {
+      const list = map[host];
+      if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    };
 
   it('refuses a name when any of its addresses is not public', async () => {
     const lookupAll = fake({ 'mixed.test': ['93.184.216.34', '10.0.0.5'], 'good.test': ['93.184.216.34', '2606:4700::1'] });
@@ -52,7 +88,9 @@ describe('resolvePublic', () => {
   });
 
   it('checks IP literals without resolving them, brackets included', async () => {
-    const lookupAll: LookupAll = async () => { throw new Error('must not resolve'); };
+    const lookupAll: LookupAll = async () => {
+      throw new Error('must not resolve');
+    };
     await expect(resolvePublic('127.0.0.1', { allowPrivate: false, lookupAll })).rejects.toBeInstanceOf(BlockedAddressError);
     await expect(resolvePublic('[::1]', { allowPrivate: false, lookupAll })).rejects.toBeInstanceOf(BlockedAddressError);
     await expect(resolvePublic('8.8.8.8', { allowPrivate: false, lookupAll })).resolves.toEqual([{ address: '8.8.8.8', family: 4 }]);
@@ -72,11 +110,24 @@ describe('checkOutboundUrl', () => {
   });
 
   it('refuses private hosts unless allowed, whatever their spelling', async () => {
-    for (const raw of ['http://127.0.0.1/', 'http://localhost:8080/', 'http://[::1]/', 'http://2130706433/', 'http://0x7f.1/', 'https://169.254.169.254/latest', 'http://[::ffff:127.0.0.1]/']) {
+    for (const raw of [
+      'http://127.0.0.1/',
+      'http://localhost:8080/',
+      'http://[::1]/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'https://169.254.169.254/latest',
+      'http://[::ffff:127.0.0.1]/',
+    ]) {
       const res = await checkOutboundUrl(raw, { allowPrivate: false });
       expect(res.ok, raw).toBe(false);
     }
-    const unresolvable = await checkOutboundUrl('http://does-not-exist.invalid/', { allowPrivate: false, lookupAll: async () => { throw new Error('ENOTFOUND'); } });
+    const unresolvable = await checkOutboundUrl('http://does-not-exist.invalid/', {
+      allowPrivate: false,
+      lookupAll: async () => {
+        throw new Error('ENOTFOUND');
+      },
+    });
     expect(unresolvable).toEqual({ ok: false, reason: expect.stringContaining('does not resolve') });
   });
 });
@@ -119,15 +170,28 @@ describe('guardedLookup with http.request', () => {
     const lookupAll: LookupAll = async () => (answers[Math.min(calls++, 1)] ?? []).map((address) => ({ address, family: 4 }));
     const seen: unknown[] = [];
     const lookup = guardedLookup({ allowPrivate: false, lookupAll });
-    await new Promise<void>((resolve) => lookup('rebind.test', { all: true }, (err, addresses) => { seen.push(err ?? addresses); resolve(); }));
-    await new Promise<void>((resolve) => lookup('rebind.test', { all: true }, (err, addresses) => { seen.push(err ?? addresses); resolve(); }));
+    await new Promise<void>((resolve) =>
+      lookup('rebind.test', { all: true }, (err, addresses) => {
+        seen.push(err ?? addresses);
+        resolve();
+      }),
+    );
+    await new Promise<void>((resolve) =>
+      lookup('rebind.test', { all: true }, (err, addresses) => {
+        seen.push(err ?? addresses);
+        resolve();
+      }),
+    );
     expect(seen[0]).toEqual([{ address: '93.184.216.34', family: 4 }]);
     expect(seen[1]).toBeInstanceOf(BlockedAddressError);
     expect(calls).toBe(2);
   });
 
   it('answers in the single-address form when not asked for all, filtered by family', async () => {
-    const lookupAll: LookupAll = async () => [{ address: '2606:4700::1', family: 6 }, { address: '93.184.216.34', family: 4 }];
+    const lookupAll: LookupAll = async () => [
+      { address: '2606:4700::1', family: 6 },
+      { address: '93.184.216.34', family: 4 },
+    ];
     const lookup = guardedLookup({ allowPrivate: false, lookupAll });
     const out = await new Promise<unknown[]>((resolve) => lookup('dual.test', { family: 4 }, (...args) => resolve(args)));
     expect(out).toEqual([null, '93.184.216.34', 4]);

@@ -93,7 +93,11 @@ export function guardedLookup(options: GuardOptions) {
           callback(Object.assign(new Error(`${hostname} has no IPv${opts.family} address`), { code: 'ENOTFOUND' }), '', 0);
           return;
         }
-        if (opts.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+        if (opts.all)
+          callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       },
       (err: NodeJS.ErrnoException) => callback(err, '', 0),
@@ -122,7 +126,8 @@ export async function checkOutboundUrl(raw: string, options: GuardOptions): Prom
     await resolvePublic(urlHost(url), options);
     return { ok: true, url };
   } catch (err) {
-    if (err instanceof BlockedAddressError) return { ok: false, reason: 'must resolve to public addresses only (no loopback, private, link-local or metadata addresses)' };
+    if (err instanceof BlockedAddressError)
+      return { ok: false, reason: 'must resolve to public addresses only (no loopback, private, link-local or metadata addresses)' };
     return { ok: false, reason: `host ${urlHost(url)} does not resolve` };
   }
 }

@@ -64,10 +64,7 @@ export const DateFilter = Type.String({
 
 /** A translation-status answer (decisions G10). */
 export const TranslationStatus = Type.Object({
-  data: Type.Record(
-    Type.String(),
-    Type.Object({ status: Type.Union([Type.Literal('complete'), Type.Literal('missing'), Type.Literal('partial')]) }),
-  ),
+  data: Type.Record(Type.String(), Type.Object({ status: Type.Union([Type.Literal('complete'), Type.Literal('missing'), Type.Literal('partial')]) })),
 });
 
 export const CopyToLocaleBody = Type.Object({

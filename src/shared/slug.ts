@@ -5,7 +5,20 @@ import type { Executor } from '../db/types.js';
  * lower case, words joined by hyphens; `-2`, `-3`, ... on collision.
  */
 const SPECIAL: Record<string, string> = {
-  ß: 'ss', æ: 'ae', Æ: 'ae', œ: 'oe', Œ: 'oe', ø: 'o', Ø: 'o', đ: 'd', Đ: 'd', ð: 'd', þ: 'th', ł: 'l', Ł: 'l', ı: 'i',
+  ß: 'ss',
+  æ: 'ae',
+  Æ: 'ae',
+  œ: 'oe',
+  Œ: 'oe',
+  ø: 'o',
+  Ø: 'o',
+  đ: 'd',
+  Đ: 'd',
+  ð: 'd',
+  þ: 'th',
+  ł: 'l',
+  Ł: 'l',
+  ı: 'i',
   '&': ' and ',
 };
 
@@ -60,14 +73,31 @@ export type LocaleSlugTable = 'contents' | 'categories' | 'tags';
 
 /** Which of these slugs the site already uses in the locale (one indexed lookup). */
 export async function slugsInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
-  const rows = await db.selectFrom(table as 'contents').select('slug').where('site_id', '=', siteId).where('locale', '=', locale)
-    .where('slug', 'in', candidates).execute();
+  const rows = await db
+    .selectFrom(table as 'contents')
+    .select('slug')
+    .where('site_id', '=', siteId)
+    .where('locale', '=', locale)
+    .where('slug', 'in', candidates)
+    .execute();
   return new Set(rows.map((r) => r.slug));
 }
 
 /** Whether a record other than `exceptId` uses the slug in the locale. */
-export async function slugTakenInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, slug: string, exceptId?: number): Promise<boolean> {
-  let q = db.selectFrom(table as 'contents').select('id').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
+export async function slugTakenInLocale(
+  db: Executor,
+  table: LocaleSlugTable,
+  siteId: string,
+  locale: string,
+  slug: string,
+  exceptId?: number,
+): Promise<boolean> {
+  let q = db
+    .selectFrom(table as 'contents')
+    .select('id')
+    .where('site_id', '=', siteId)
+    .where('locale', '=', locale)
+    .where('slug', '=', slug);
   if (exceptId) q = q.where('id', '!=', exceptId);
   return (await q.executeTakeFirst()) !== undefined;
 }

@@ -57,7 +57,7 @@ describe('contract: every /v1 route', () => {
     expect(fixture.token).toBeTruthy();
   });
 
-  it('answers 404 for another site\'s record on every route with a path parameter', async () => {
+  it("answers 404 for another site's record on every route with a path parameter", async () => {
     const siteA = await createSiteWithToken(ctx.app);
     const siteB = await createSiteWithToken(ctx.app);
     const a = client(ctx.app, siteA.token);

@@ -31,7 +31,9 @@ export const SEEDS: Record<string, Seed> = {
 export function seedFor(url: string): Seed | undefined {
   if (SEEDS[url]) return SEEDS[url];
   // Fall back on the longest registered prefix (e.g. /v1/categories/:id for /v1/categories/:id/translations).
-  const prefixes = Object.keys(SEEDS).filter((p) => url.startsWith(`${p}/`)).sort((a, b) => b.length - a.length);
+  const prefixes = Object.keys(SEEDS)
+    .filter((p) => url.startsWith(`${p}/`))
+    .sort((a, b) => b.length - a.length);
   return prefixes[0] ? SEEDS[prefixes[0]] : undefined;
 }
 

@@ -75,7 +75,10 @@ export async function createSiteWithToken(
 ): Promise<SiteFixture> {
   const site = await createSite(app.database.db, { name: options.name ?? `Site ${randomUUID().slice(0, 8)}`, domain: options.domain ?? 'example.test' });
   const token = await createToken(app.database.db, {
-    siteId: site.id, userId: site.ownerUserId, kind: options.kind, scopes: options.scopes ?? 'all',
+    siteId: site.id,
+    userId: site.ownerUserId,
+    kind: options.kind,
+    scopes: options.scopes ?? 'all',
   });
   return { siteId: site.id, userId: site.ownerUserId, token: token.token, tokenId: token.id };
 }
@@ -89,10 +92,15 @@ export async function createTokenFor(
   let userId = options.userId;
   if (!userId) {
     const user = options.newUser ? await createUser(app.database.db, siteId, options.newUser) : null;
-    userId = user?.id ?? (await app.database.db.selectFrom('users').select('id').where('site_id', '=', siteId).orderBy('created_at').executeTakeFirstOrThrow()).id;
+    userId =
+      user?.id ?? (await app.database.db.selectFrom('users').select('id').where('site_id', '=', siteId).orderBy('created_at').executeTakeFirstOrThrow()).id;
   }
   const token = await createToken(app.database.db, {
-    siteId, userId, kind: options.kind, scopes: options.scopes ?? 'all', expiresAt: options.expiresAt ?? null,
+    siteId,
+    userId,
+    kind: options.kind,
+    scopes: options.scopes ?? 'all',
+    expiresAt: options.expiresAt ?? null,
   });
   return { token: token.token, tokenId: token.id, userId };
 }

@@ -10,8 +10,14 @@ import { ALL_SCOPES, SCOPE_CATALOG } from '../../src/shared/scopes.js';
 const probe: AppModule = {
   name: 'probe',
   routes(app) {
-    app.get('/probe/contents', { config: { scope: 'contents.view' } }, async (req) => ({ access: req.auth.access, userId: req.auth.userId, siteId: req.auth.siteId }));
-    app.post('/probe/contents', { config: { scope: 'contents.view' }, schema: { body: Type.Object({ title: Type.String({ maxLength: 5 }) }) } }, async () => ({ ok: true }));
+    app.get('/probe/contents', { config: { scope: 'contents.view' } }, async (req) => ({
+      access: req.auth.access,
+      userId: req.auth.userId,
+      siteId: req.auth.siteId,
+    }));
+    app.post('/probe/contents', { config: { scope: 'contents.view' }, schema: { body: Type.Object({ title: Type.String({ maxLength: 5 }) }) } }, async () => ({
+      ok: true,
+    }));
   },
 };
 
@@ -113,7 +119,11 @@ describe('scopes', () => {
   it('stores only read scopes on a delivery token', async () => {
     const site = await createSiteWithToken(ctx.app);
     const delivery = await createTokenFor(ctx.app, site.siteId, { kind: 'delivery', scopes: 'all' });
-    const row = await ctx.app.database.db.selectFrom('api_tokens').select(['scopes', 'secret_hash']).where('id', '=', delivery.tokenId).executeTakeFirstOrThrow();
+    const row = await ctx.app.database.db
+      .selectFrom('api_tokens')
+      .select(['scopes', 'secret_hash'])
+      .where('id', '=', delivery.tokenId)
+      .executeTakeFirstOrThrow();
     const scopes = typeof row.scopes === 'string' ? JSON.parse(row.scopes) : row.scopes;
     expect(scopes.length).toBeGreaterThan(10);
     expect(scopes.every((s: string) => s.endsWith('.view') || s.endsWith('.view.own'))).toBe(true);
@@ -125,12 +135,22 @@ describe('scopes', () => {
 
 describe('the scope guard at boot', () => {
   it('refuses to start when a /v1 route declares no scope', async () => {
-    const bad: AppModule = { name: 'bad', routes(app) { app.get('/unguarded', async () => ({ ok: true })); } };
+    const bad: AppModule = {
+      name: 'bad',
+      routes(app) {
+        app.get('/unguarded', async () => ({ ok: true }));
+      },
+    };
     await expect(buildTestApp({}, { extraModules: [bad] })).rejects.toThrow(/GET \/v1\/unguarded declares no valid scope/);
   });
 
   it('refuses to start when a route names a scope outside the catalog', async () => {
-    const bad: AppModule = { name: 'bad', routes(app) { app.get('/typo', { config: { scope: 'contents.veiw' as any } }, async () => ({ ok: true })); } };
+    const bad: AppModule = {
+      name: 'bad',
+      routes(app) {
+        app.get('/typo', { config: { scope: 'contents.veiw' as any } }, async () => ({ ok: true }));
+      },
+    };
     await expect(buildTestApp({}, { extraModules: [bad] })).rejects.toThrow(/declares no valid scope/);
   });
 });

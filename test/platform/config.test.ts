@@ -15,13 +15,28 @@ describe('configuration from the environment', () => {
 
   it('reads every setting', () => {
     const c = loadConfig({
-      PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@db:5432/cairn', CAIRN_DATA_DIR: '/srv/cairn',
-      REDIS_URL: 'redis://cache:6379', PUBLIC_URL: 'https://cms.example.com/', LOG_LEVEL: 'debug',
-      RATE_LIMIT_MAX: '100', RATE_LIMIT_PUBLIC_MAX: '10', RATE_LIMIT_WINDOW_MS: '30000', CAIRN_ALLOW_PRIVATE_NETWORK: 'true',
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/cairn',
+      CAIRN_DATA_DIR: '/srv/cairn',
+      REDIS_URL: 'redis://cache:6379',
+      PUBLIC_URL: 'https://cms.example.com/',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_MAX: '100',
+      RATE_LIMIT_PUBLIC_MAX: '10',
+      RATE_LIMIT_WINDOW_MS: '30000',
+      CAIRN_ALLOW_PRIVATE_NETWORK: 'true',
     });
     expect(c).toMatchObject({
-      port: 8080, host: '0.0.0.0', databaseUrl: 'postgres://u@db:5432/cairn', dataDir: '/srv/cairn', redisUrl: 'redis://cache:6379',
-      publicUrl: 'https://cms.example.com', logLevel: 'debug', rateLimit: { max: 100, publicMax: 10, windowMs: 30000 }, allowPrivateNetwork: true,
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db:5432/cairn',
+      dataDir: '/srv/cairn',
+      redisUrl: 'redis://cache:6379',
+      publicUrl: 'https://cms.example.com',
+      logLevel: 'debug',
+      rateLimit: { max: 100, publicMax: 10, windowMs: 30000 },
+      allowPrivateNetwork: true,
     });
   });
 

@@ -41,10 +41,12 @@ describe('database operations', () => {
   it('rolls back a failed multi-row change completely', async () => {
     const db = ctx.app.database.db;
     const site = await createSiteWithToken(ctx.app);
-    await expect(db.transaction().execute(async (tx) => {
-      await tx.updateTable('sites').set({ name: 'Changed in a transaction' }).where('id', '=', site.siteId).execute();
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await tx.updateTable('sites').set({ name: 'Changed in a transaction' }).where('id', '=', site.siteId).execute();
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     const row = await db.selectFrom('sites').select('name').where('id', '=', site.siteId).executeTakeFirstOrThrow();
     expect(row.name).not.toBe('Changed in a transaction');
   });

@@ -35,7 +35,11 @@ describe('error bodies (decisions G3)', () => {
   });
 
   it('names nested and array paths in errors', async () => {
-    const res = await client(ctx.app, token).put('/v1/site/settings/language', { defaultLocale: 'en', multiLanguageEnabled: true, enabledLocales: ['en', 5, 'x'.repeat(40)] });
+    const res = await client(ctx.app, token).put('/v1/site/settings/language', {
+      defaultLocale: 'en',
+      multiLanguageEnabled: true,
+      enabledLocales: ['en', 5, 'x'.repeat(40)],
+    });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors)).toContain('enabledLocales[2]');
   });
@@ -89,14 +93,16 @@ describe('input the databases cannot hold alike', () => {
     expect(ok.body.description).toBe('escape \\u0000 shown literally');
   });
 
-  it('answers an overlong path parameter with the error body, not the router\'s own', async () => {
+  it("answers an overlong path parameter with the error body, not the router's own", async () => {
     const res = await client(ctx.app, token).get(`/v1/tags/${'9'.repeat(3000)}`);
     expect([404, 414, 422]).toContain(res.status);
     expectErrorShape(res.body, res.status);
   });
 
   it('prototype-poisoning keys in a body are refused, never merged', async () => {
-    const res = await client(ctx.app, token).call('PUT', '/v1/site/settings', '{"name":"x","__proto__":{"isAdmin":true}}', { 'content-type': 'application/json' });
+    const res = await client(ctx.app, token).call('PUT', '/v1/site/settings', '{"name":"x","__proto__":{"isAdmin":true}}', {
+      'content-type': 'application/json',
+    });
     expect(res.status).toBe(400);
     expectErrorShape(res.body, 400);
   });

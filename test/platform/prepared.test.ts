@@ -13,24 +13,39 @@ type Args = { siteId: string; names?: string[]; exact?: string; newestFirst?: bo
 describe('prepared queries (db/prepared.ts)', () => {
   // Tags of a site, with optional filters: the shapes a prepared list query meets.
   let builds = 0;
-  const tagsQuery = prepared((db, p: Args) => {
-    builds++;
-    let q = db.selectFrom('tags').select(['name']).where('site_id', '=', p.siteId);
-    if (p.names) q = q.where('name', 'in', p.names);
-    if (p.exact) q = q.where('name', '=', p.exact);
-    return q.orderBy('name', p.newestFirst ? 'desc' : 'asc').limit(p.limit);
-  }, { structural: ['newestFirst'] });
+  const tagsQuery = prepared(
+    (db, p: Args) => {
+      builds++;
+      let q = db.selectFrom('tags').select(['name']).where('site_id', '=', p.siteId);
+      if (p.names) q = q.where('name', 'in', p.names);
+      if (p.exact) q = q.where('name', '=', p.exact);
+      return q.orderBy('name', p.newestFirst ? 'desc' : 'asc').limit(p.limit);
+    },
+    { structural: ['newestFirst'] },
+  );
 
   async function seedTags(names: string[]) {
     const site = await createSiteWithToken(ctx.app);
     const at = new Date().toISOString();
-    await ctx.app.database.db.insertInto('tags').values(names.map((name) => ({
-      site_id: site.siteId, name, slug: name, locale: 'en', translation_group: crypto.randomUUID(), description: null, created_at: at, updated_at: at,
-    }))).execute();
+    await ctx.app.database.db
+      .insertInto('tags')
+      .values(
+        names.map((name) => ({
+          site_id: site.siteId,
+          name,
+          slug: name,
+          locale: 'en',
+          translation_group: crypto.randomUUID(),
+          description: null,
+          created_at: at,
+          updated_at: at,
+        })),
+      )
+      .execute();
     return site.siteId;
   }
 
-  it('binds each run\'s values into the statement built once per shape', async () => {
+  it("binds each run's values into the statement built once per shape", async () => {
     const a = await seedTags(['alpha', 'beta', 'gamma']);
     const b = await seedTags(['delta', 'epsilon']);
     const db = ctx.app.database.db;

@@ -17,7 +17,9 @@ const dirs: string[] = [];
 beforeAll(() => {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 }, 60_000);
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function tempDir(): string {
   const d = mkdtempSync(path.join(os.tmpdir(), 'cairn-test-'));
@@ -71,9 +73,16 @@ describe('cairn CLI', () => {
 
   it('fails with a message on stderr and a non-zero exit for an unknown site or scope', async () => {
     const env = { DATABASE_URL: path.join(tempDir(), 'cli.db') };
-    await expect(cli(env, 'tokens', 'create', '--site', 'nope', '--json')).rejects.toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('site was not found') });
+    await expect(cli(env, 'tokens', 'create', '--site', 'nope', '--json')).rejects.toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringContaining('site was not found'),
+    });
     const site = JSON.parse((await cli(env, 'sites', 'create', '--name', 'A', '--domain', 'a.test', '--json')).stdout);
-    await expect(cli(env, 'tokens', 'create', '--site', site.id, '--scopes', 'contents.veiw', '--json')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('contents.veiw') });
+    await expect(cli(env, 'tokens', 'create', '--site', site.id, '--scopes', 'contents.veiw', '--json')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('contents.veiw'),
+    });
   });
 });
 
@@ -97,7 +106,9 @@ describe('the server process', () => {
           clearInterval(check);
           clearTimeout(timer);
           resolve(m[0]);
-        } catch { /* not listening yet */ }
+        } catch {
+          /* not listening yet */
+        }
       }, 100);
     });
     const res = await fetch(`http://127.0.0.1:${port}/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
@@ -118,7 +129,9 @@ describe('the server process', () => {
     for (let i = 0; i < 50; i++) {
       try {
         if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break;
-      } catch { await new Promise((r) => setTimeout(r, 100)); }
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
     const exit2 = new Promise<number | null>((resolve) => again.on('exit', (code) => resolve(code)));
     again.kill('SIGTERM');
@@ -144,7 +157,9 @@ describe('scheduled publishing across a crash', () => {
       for (let i = 0; i < 100; i++) {
         try {
           if ((await fetch(`${base}/health`)).ok) return;
-        } catch { /* not yet */ }
+        } catch {
+          /* not yet */
+        }
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error('server did not start');
@@ -154,7 +169,11 @@ describe('scheduled publishing across a crash', () => {
     const token = /cairn_[0-9a-f]{32}_[A-Za-z0-9_-]{43}/.exec(first.output())![0];
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const scheduledAt = new Date(Date.now() + 2500).toISOString();
-    const created = await fetch(`${base}/v1/contents`, { method: 'POST', headers, body: JSON.stringify({ type: 'post', title: 'Timed', status: 'scheduled', scheduledAt }) });
+    const created = await fetch(`${base}/v1/contents`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ type: 'post', title: 'Timed', status: 'scheduled', scheduledAt }),
+    });
     expect(created.status).toBe(201);
     const { data } = (await created.json()) as any;
     // Killed hard before the content falls due: nothing runs on the way down.
@@ -179,4 +198,3 @@ describe('scheduled publishing across a crash', () => {
     expect(await exit).toBe(0);
   }, 40_000);
 });
-

@@ -40,9 +40,8 @@ describe('rate limiting (decisions G11), in memory', () => {
 
   it('counts requests without a token per client address, and 401s carry the headers', async () => {
     const ip = '203.0.113.7';
-    let last;
     for (let i = 0; i < 3; i++) {
-      last = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip });
+      const last = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip });
       expect(last.statusCode).toBe(401);
       expect(last.headers['ratelimit-limit']).toBe('3');
     }

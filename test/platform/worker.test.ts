@@ -19,7 +19,9 @@ describe('the jobs table and worker', () => {
   it('runs a job once it is due, then removes it', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     const seen: Job[] = [];
-    const w = worker().handle('test.record', async (_c, job) => { seen.push(job); });
+    const w = worker().handle('test.record', async (_c, job) => {
+      seen.push(job);
+    });
     await scheduleJob(ctx.app.database.db, { siteId, type: 'test.record', payload: { n: 1 }, runAt: soon(60_000) });
     expect(await w.runDueJobs()).toBe(0);
     expect(await w.runDueJobs(new Date(Date.now() + 61_000))).toBe(1);
@@ -30,7 +32,9 @@ describe('the jobs table and worker', () => {
   it('replaces a pending job with the same key, and cancels by key', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     const seen: unknown[] = [];
-    const w = worker().handle('test.keyed', async (_c, job) => { seen.push(job.payload); });
+    const w = worker().handle('test.keyed', async (_c, job) => {
+      seen.push(job.payload);
+    });
     const db = ctx.app.database.db;
     await scheduleJob(db, { siteId, type: 'test.keyed', key: 'k:1', payload: { v: 'old' }, runAt: soon(-1000) });
     await scheduleJob(db, { siteId, type: 'test.keyed', key: 'k:1', payload: { v: 'new' }, runAt: soon(-1000) });
@@ -43,8 +47,13 @@ describe('the jobs table and worker', () => {
   it('retries a failing job with backoff and records the error, then marks it failed', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     let calls = 0;
-    const w = new Worker({ db: ctx.app.database.db, dialect: ctx.app.database.dialect, log: ctx.app.log }, { pollMs: 50, maxAttempts: 2 })
-      .handle('test.flaky', async () => { calls++; throw new Error('receiver down'); });
+    const w = new Worker({ db: ctx.app.database.db, dialect: ctx.app.database.dialect, log: ctx.app.log }, { pollMs: 50, maxAttempts: 2 }).handle(
+      'test.flaky',
+      async () => {
+        calls++;
+        throw new Error('receiver down');
+      },
+    );
     await scheduleJob(ctx.app.database.db, { siteId, type: 'test.flaky', key: 'flaky', payload: {}, runAt: soon(-1000) });
     expect(await w.runDueJobs()).toBe(1);
     const row = await ctx.app.database.db.selectFrom('jobs').selectAll().where('site_id', '=', siteId).executeTakeFirstOrThrow();
@@ -61,7 +70,10 @@ describe('the jobs table and worker', () => {
   it('never lets two workers claim the same job', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     const ran: number[] = [];
-    const handler = async (_c: unknown, job: Job) => { ran.push(job.payload.n as number); await new Promise((r) => setTimeout(r, 5)); };
+    const handler = async (_c: unknown, job: Job) => {
+      ran.push(job.payload.n as number);
+      await new Promise((r) => setTimeout(r, 5));
+    };
     const a = worker().handle('test.race', handler);
     const b = worker().handle('test.race', handler);
     for (let n = 0; n < 30; n++) await scheduleJob(ctx.app.database.db, { siteId, type: 'test.race', payload: { n }, runAt: soon(-1000) });
@@ -73,10 +85,12 @@ describe('the jobs table and worker', () => {
   it('writes events to the outbox only when the transaction commits', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     const db = ctx.app.database.db;
-    await expect(db.transaction().execute(async (tx) => {
-      await emitEvent(tx, siteId, 'content.published', { id: 1 });
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await emitEvent(tx, siteId, 'content.published', { id: 1 });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     await db.transaction().execute(async (tx) => emitEvent(tx, siteId, 'content.archived', { id: 2 }));
     const rows = await db.selectFrom('outbox_events').select(['type', 'payload']).where('site_id', '=', siteId).execute();
     expect(rows.map((r) => r.type)).toEqual(['content.archived']);
@@ -85,7 +99,9 @@ describe('the jobs table and worker', () => {
   it('starts and stops its polling loop', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     let done = false;
-    const w = worker().handle('test.loop', async () => { done = true; });
+    const w = worker().handle('test.loop', async () => {
+      done = true;
+    });
     await scheduleJob(ctx.app.database.db, { siteId, type: 'test.loop', payload: {}, runAt: soon(-10) });
     w.start();
     for (let i = 0; i < 50 && !done; i++) await new Promise((r) => setTimeout(r, 20));

@@ -41,7 +41,10 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
   await db.schema.createIndex('contents_site_group_idx').on('contents').columns(['site_id', 'translation_group']).execute();
   await db.schema.createIndex('contents_site_author_idx').on('contents').columns(['site_id', 'author_id']).execute();
 
-  for (const [table, ref, column] of [['content_categories', 'categories', 'category_id'], ['content_tags', 'tags', 'tag_id']] as const) {
+  for (const [table, ref, column] of [
+    ['content_categories', 'categories', 'category_id'],
+    ['content_tags', 'tags', 'tag_id'],
+  ] as const) {
     await db.schema
       .createTable(table)
       .addColumn('site_id', 'text', (col) => col.notNull().references('sites.id').onDelete('cascade'))

@@ -64,7 +64,16 @@ function bracket(codePoints: number[]): string {
  * changed in decades, so the list is the same on every Node version.
  */
 function punctuation(unicode: boolean): number[] {
-  const ranges = unicode ? [[0x21, 0x7e], [0xa0, 0xbf], [0xd7, 0xd7], [0xf7, 0xf7], [0x2000, 0x206f], [0xfdd0, 0xfdd1]] : [[0x21, 0x7e]];
+  const ranges = unicode
+    ? [
+        [0x21, 0x7e],
+        [0xa0, 0xbf],
+        [0xd7, 0xd7],
+        [0xf7, 0xf7],
+        [0x2000, 0x206f],
+        [0xfdd0, 0xfdd1],
+      ]
+    : [[0x21, 0x7e]];
   const out: number[] = [];
   for (const [a, b] of ranges) for (let cp = a!; cp <= b!; cp++) if (!/[\p{L}\p{N}\p{M}]/u.test(String.fromCodePoint(cp))) out.push(cp);
   return out;
@@ -114,9 +123,23 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
 export async function down(db: Kysely<any>): Promise<void> {
   // Kysely calls down without the dialect. version() exists on PostgreSQL only, and a failed
   // statement does not abort a SQLite transaction (it would abort a PostgreSQL one).
-  const postgres = await sql`select version()`.execute(db).then(() => true, () => false);
+  const postgres = await sql`select version()`.execute(db).then(
+    () => true,
+    () => false,
+  );
   const statements = postgres
-    ? ['drop index if exists contents_search_idx', 'alter table contents drop column if exists search_head', 'alter table contents drop column if exists search_vector', 'alter table contents drop column if exists search_body', 'drop function if exists cairn_search_fold(text)']
-    : ['drop trigger if exists contents_fts_au', 'drop trigger if exists contents_fts_ad', 'drop trigger if exists contents_fts_ai', 'drop table if exists contents_fts'];
+    ? [
+        'drop index if exists contents_search_idx',
+        'alter table contents drop column if exists search_head',
+        'alter table contents drop column if exists search_vector',
+        'alter table contents drop column if exists search_body',
+        'drop function if exists cairn_search_fold(text)',
+      ]
+    : [
+        'drop trigger if exists contents_fts_au',
+        'drop trigger if exists contents_fts_ad',
+        'drop trigger if exists contents_fts_ai',
+        'drop table if exists contents_fts',
+      ];
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

@@ -58,9 +58,22 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  const postgres = await sql`select version()`.execute(db).then(() => true, () => false);
+  const postgres = await sql`select version()`.execute(db).then(
+    () => true,
+    () => false,
+  );
   const statements = postgres
-    ? ['drop trigger if exists content_counts_au on contents', 'drop trigger if exists content_counts_ai on contents', 'drop function if exists cairn_content_counts()', 'drop table if exists content_counts']
-    : ['drop trigger if exists content_counts_au', 'drop trigger if exists content_counts_ad', 'drop trigger if exists content_counts_ai', 'drop table if exists content_counts'];
+    ? [
+        'drop trigger if exists content_counts_au on contents',
+        'drop trigger if exists content_counts_ai on contents',
+        'drop function if exists cairn_content_counts()',
+        'drop table if exists content_counts',
+      ]
+    : [
+        'drop trigger if exists content_counts_au',
+        'drop trigger if exists content_counts_ad',
+        'drop trigger if exists content_counts_ai',
+        'drop table if exists content_counts',
+      ];
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

@@ -8,11 +8,24 @@ export function findTokenById(db: Executor, id: string) {
     .executeTakeFirst();
 }
 
-export function insertToken(db: Executor, row: {
-  id: string; site_id: string; user_id: string; name: string; kind: 'management' | 'delivery';
-  secret_hash: string; scopes: string; expires_at: string | null; created_at: string;
-}) {
-  return db.insertInto('api_tokens').values({ ...row, last_used_at: null, revoked_at: null }).execute();
+export function insertToken(
+  db: Executor,
+  row: {
+    id: string;
+    site_id: string;
+    user_id: string;
+    name: string;
+    kind: 'management' | 'delivery';
+    secret_hash: string;
+    scopes: string;
+    expires_at: string | null;
+    created_at: string;
+  },
+) {
+  return db
+    .insertInto('api_tokens')
+    .values({ ...row, last_used_at: null, revoked_at: null })
+    .execute();
 }
 
 export function listTokens(db: Executor, siteId: string) {
@@ -25,12 +38,7 @@ export function listTokens(db: Executor, siteId: string) {
 }
 
 export async function revokeToken(db: Executor, id: string, at: string): Promise<boolean> {
-  const res = await db
-    .updateTable('api_tokens')
-    .set({ revoked_at: at })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const res = await db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 

@@ -33,11 +33,18 @@ export function isReadScope(scope: string): boolean {
 }
 
 export function parseScopes(input: string | readonly string[], kind: TokenKind): Scope[] {
-  const list = typeof input === 'string'
-    ? input.trim() === 'all' ? [...ALL_SCOPES] : input.split(',').map((s) => s.trim()).filter(Boolean)
-    : [...input];
+  const list =
+    typeof input === 'string'
+      ? input.trim() === 'all'
+        ? [...ALL_SCOPES]
+        : input
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+      : [...input];
   const unknown = list.filter((s) => !isScope(s));
-  if (unknown.length) throw new AppError('VALIDATION_FAILED', { message: `Unknown scopes: ${unknown.join(', ')}`, errors: { scopes: unknown.map((s) => `unknown scope ${s}`) } });
+  if (unknown.length)
+    throw new AppError('VALIDATION_FAILED', { message: `Unknown scopes: ${unknown.join(', ')}`, errors: { scopes: unknown.map((s) => `unknown scope ${s}`) } });
   const scopes = [...new Set(list)] as Scope[];
   return kind === 'delivery' ? scopes.filter(isReadScope) : scopes;
 }
@@ -55,9 +62,17 @@ export interface CreatedToken {
   token: string;
 }
 
-export async function createToken(db: Executor, input: {
-  siteId: string; userId: string; name?: string; kind?: TokenKind; scopes: string | readonly string[]; expiresAt?: string | null;
-}): Promise<CreatedToken> {
+export async function createToken(
+  db: Executor,
+  input: {
+    siteId: string;
+    userId: string;
+    name?: string;
+    kind?: TokenKind;
+    scopes: string | readonly string[];
+    expiresAt?: string | null;
+  },
+): Promise<CreatedToken> {
   const kind = input.kind ?? 'management';
   const scopes = parseScopes(input.scopes, kind);
   const id = randomUUID();
@@ -65,11 +80,25 @@ export async function createToken(db: Executor, input: {
   const createdAt = now();
   const name = input.name?.trim() || `${kind} token`;
   await repo.insertToken(db, {
-    id, site_id: input.siteId, user_id: input.userId, name, kind,
-    secret_hash: hashSecret(secret), scopes: toJson(scopes), expires_at: input.expiresAt ?? null, created_at: createdAt,
+    id,
+    site_id: input.siteId,
+    user_id: input.userId,
+    name,
+    kind,
+    secret_hash: hashSecret(secret),
+    scopes: toJson(scopes),
+    expires_at: input.expiresAt ?? null,
+    created_at: createdAt,
   });
   return {
-    id, siteId: input.siteId, userId: input.userId, name, kind, scopes, expiresAt: input.expiresAt ?? null, createdAt,
+    id,
+    siteId: input.siteId,
+    userId: input.userId,
+    name,
+    kind,
+    scopes,
+    expiresAt: input.expiresAt ?? null,
+    createdAt,
     token: `cairn_${id.replace(/-/g, '')}_${secret}`,
   };
 }
@@ -147,9 +176,16 @@ export async function verifyToken(db: Executor, raw: string): Promise<VerifiedTo
 export async function listTokens(db: Executor, siteId: string) {
   const rows = await repo.listTokens(db, siteId);
   return rows.map((r) => ({
-    id: r.id, siteId: r.site_id, userId: r.user_id, name: r.name, kind: r.kind,
-    scopes: parseJson<string[]>(r.scopes, []), lastUsedAt: r.last_used_at, expiresAt: r.expires_at,
-    revokedAt: r.revoked_at, createdAt: r.created_at,
+    id: r.id,
+    siteId: r.site_id,
+    userId: r.user_id,
+    name: r.name,
+    kind: r.kind,
+    scopes: parseJson<string[]>(r.scopes, []),
+    lastUsedAt: r.last_used_at,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    createdAt: r.created_at,
   }));
 }
 

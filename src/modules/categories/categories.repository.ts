@@ -65,10 +65,16 @@ export async function listCategories(db: Executor, dialect: DialectName, siteId:
 export async function descendantIds(db: Executor, siteId: string, id: number): Promise<number[]> {
   const rows = await db
     .withRecursive('sub(id)', (qc) =>
-      qc.selectFrom('categories').select('id').where('site_id', '=', siteId).where('parent_id', '=', id)
+      qc
+        .selectFrom('categories')
+        .select('id')
+        .where('site_id', '=', siteId)
+        .where('parent_id', '=', id)
         .unionAll(qc.selectFrom('categories as c').innerJoin('sub', 'sub.id', 'c.parent_id').select('c.id').where('c.site_id', '=', siteId)),
     )
-    .selectFrom('sub').select('id').execute();
+    .selectFrom('sub')
+    .select('id')
+    .execute();
   return rows.map((r) => Number(r.id));
 }
 
@@ -77,14 +83,25 @@ export async function ancestors(db: Executor, siteId: string, parentId: number |
   if (parentId === null) return [];
   const rows = await db
     .withRecursive('chain(id, parent_id, depth)', (qc) =>
-      qc.selectFrom('categories').select(['id', 'parent_id', sql<number>`0`.as('depth')]).where('site_id', '=', siteId).where('id', '=', parentId)
+      qc
+        .selectFrom('categories')
+        .select(['id', 'parent_id', sql<number>`0`.as('depth')])
+        .where('site_id', '=', siteId)
+        .where('id', '=', parentId)
         .unionAll(
-          qc.selectFrom('categories as c').innerJoin('chain', 'chain.parent_id', 'c.id')
+          qc
+            .selectFrom('categories as c')
+            .innerJoin('chain', 'chain.parent_id', 'c.id')
             .select(['c.id', 'c.parent_id', sql<number>`chain.depth + 1`.as('depth')])
-            .where('c.site_id', '=', siteId).where('chain.depth', '<', 100),
+            .where('c.site_id', '=', siteId)
+            .where('chain.depth', '<', 100),
         ),
     )
-    .selectFrom('chain').innerJoin('categories', 'categories.id', 'chain.id').selectAll('categories').orderBy('chain.depth', 'asc').execute();
+    .selectFrom('chain')
+    .innerJoin('categories', 'categories.id', 'chain.id')
+    .selectAll('categories')
+    .orderBy('chain.depth', 'asc')
+    .execute();
   return rows as CategoryRow[];
 }
 
@@ -95,7 +112,13 @@ export function treeRows(db: Executor, siteId: string, locale?: string) {
 }
 
 export function findInGroup(db: Executor, siteId: string, group: string, locale: string) {
-  return db.selectFrom('categories').select(['id']).where('site_id', '=', siteId).where('translation_group', '=', group).where('locale', '=', locale).executeTakeFirst();
+  return db
+    .selectFrom('categories')
+    .select(['id'])
+    .where('site_id', '=', siteId)
+    .where('translation_group', '=', group)
+    .where('locale', '=', locale)
+    .executeTakeFirst();
 }
 
 export async function insertCategory(db: Executor, row: Insertable<CategoriesTable>): Promise<number> {

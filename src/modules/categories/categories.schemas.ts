@@ -11,11 +11,14 @@ const SchemaSource = Type.Union([Type.Literal('own'), Type.Literal('inherit')], 
   description: '`inherit` takes the field schema of the nearest ancestor that has its own',
 });
 /** A field schema: an array of field definitions (or `{ fields: [...] }`), validated by the field-schema engine. */
-const FieldSchemaInput = Type.Union([
-  Type.Array(Type.Object({}, { additionalProperties: true })),
-  Type.Object({ fields: Type.Array(Type.Object({}, { additionalProperties: true })) }),
-  Type.Null(),
-], { description: 'Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels' });
+const FieldSchemaInput = Type.Union(
+  [
+    Type.Array(Type.Object({}, { additionalProperties: true })),
+    Type.Object({ fields: Type.Array(Type.Object({}, { additionalProperties: true })) }),
+    Type.Null(),
+  ],
+  { description: 'Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels' },
+);
 const FieldSchemaOut = Nullable(Type.Array(Type.Object({}, { additionalProperties: true })));
 
 export const Category = Type.Object({
@@ -92,15 +95,19 @@ export const CategoryUpdate = Type.Object(
   { minProperties: 1 },
 );
 
-export const CategoryListQuery = listQuerySchema(['created_at', 'updated_at', 'name', 'slug'], {
-  ...CommonFilters,
-  parentId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('null')], { description: 'Children of this category; `null` for roots' })),
-  isRoot: Type.Optional(Type.Boolean({ description: 'Only root categories (true) or only children (false)' })),
-  includeChildren: Type.Optional(Type.Boolean({ description: 'With parentId: all descendants, not only direct children' })),
-}, { defaultSort: 'created_at desc' });
+export const CategoryListQuery = listQuerySchema(
+  ['created_at', 'updated_at', 'name', 'slug'],
+  {
+    ...CommonFilters,
+    parentId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('null')], { description: 'Children of this category; `null` for roots' })),
+    isRoot: Type.Optional(Type.Boolean({ description: 'Only root categories (true) or only children (false)' })),
+    includeChildren: Type.Optional(Type.Boolean({ description: 'With parentId: all descendants, not only direct children' })),
+  },
+  { defaultSort: 'created_at desc' },
+);
 
 export const CategoryDetailQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1, description: 'Page of the category\'s contents' }),
+  page: Type.Integer({ minimum: 1, default: 1, description: "Page of the category's contents" }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Contents per page' }),
 });
 

@@ -22,17 +22,31 @@ type CategoryOut = Static<typeof Category>;
 
 function toCategory(r: CategoryRow, contentCount: number): CategoryOut {
   return {
-    id: Number(r.id), name: r.name, slug: r.slug, description: r.description, image: r.image,
-    parentId: r.parent_id === null ? null : Number(r.parent_id), locale: r.locale, translationGroup: r.translation_group,
-    contentCount, sitemapPriority: r.sitemap_priority === null ? null : Number(r.sitemap_priority),
+    id: Number(r.id),
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    image: r.image,
+    parentId: r.parent_id === null ? null : Number(r.parent_id),
+    locale: r.locale,
+    translationGroup: r.translation_group,
+    contentCount,
+    sitemapPriority: r.sitemap_priority === null ? null : Number(r.sitemap_priority),
     sitemapChangefreq: r.sitemap_changefreq as CategoryOut['sitemapChangefreq'],
-    contentMode: r.content_mode, schema: schemaOf(r) as CategoryOut['schema'], schemaSource: r.schema_source,
-    createdAt: r.created_at, updatedAt: r.updated_at,
+    contentMode: r.content_mode,
+    schema: schemaOf(r) as CategoryOut['schema'],
+    schemaSource: r.schema_source,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
 async function withCounts(db: Executor, siteId: string, rows: CategoryRow[]) {
-  const counts = await contentCountsByCategory(db, siteId, rows.map((r) => Number(r.id)));
+  const counts = await contentCountsByCategory(
+    db,
+    siteId,
+    rows.map((r) => Number(r.id)),
+  );
   return rows.map((r) => toCategory(r, counts.get(Number(r.id)) ?? 0));
 }
 
@@ -97,14 +111,23 @@ export async function getCategoryDetail(db: Executor, siteId: string, id: number
     ...category!,
     parent: parent ? { id: Number(parent.id), name: parent.name, slug: parent.slug } : null,
     effectiveSchema: resolveEffective({ schemaSource: row.schema_source, schema: schemaOf(row) }, chain) as CategoryOut['schema'],
-    contents: { data: contents.rows.map((c) => ({ id: Number(c.id), title: c.title, slug: c.slug, status: c.status })), meta: pageMeta(contents.total, page.page, page.limit) },
+    contents: {
+      data: contents.rows.map((c) => ({ id: Number(c.id), title: c.title, slug: c.slug, status: c.status })),
+      meta: pageMeta(contents.total, page.page, page.limit),
+    },
   };
 }
 
 export async function categoryTree(db: Executor, siteId: string, locale?: string): Promise<TreeNode[]> {
   const rows = await repo.treeRows(db, siteId, locale);
-  const counts = await contentCountsByCategory(db, siteId, rows.map((r) => Number(r.id)));
-  const nodes = new Map<number, TreeNode>(rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug, contentCount: counts.get(Number(r.id)) ?? 0, children: [] }]));
+  const counts = await contentCountsByCategory(
+    db,
+    siteId,
+    rows.map((r) => Number(r.id)),
+  );
+  const nodes = new Map<number, TreeNode>(
+    rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug, contentCount: counts.get(Number(r.id)) ?? 0, children: [] }]),
+  );
   const roots: TreeNode[] = [];
   for (const r of rows) {
     const node = nodes.get(Number(r.id))!;
@@ -136,10 +159,21 @@ export async function createCategory(db: Db, siteId: string, input: Static<typeo
     else group = newTranslationGroup();
     const at = now();
     const id = await repo.insertCategory(tx, {
-      site_id: siteId, name, slug, description: input.description ?? null, image: input.image ?? null,
-      parent_id: input.parentId ?? null, locale, translation_group: group, sitemap_priority: input.sitemapPriority ?? null,
-      sitemap_changefreq: input.sitemapChangefreq ?? null, content_mode: mode, schema: schema ? toJson(schema) : null,
-      schema_source: source, created_at: at, updated_at: at,
+      site_id: siteId,
+      name,
+      slug,
+      description: input.description ?? null,
+      image: input.image ?? null,
+      parent_id: input.parentId ?? null,
+      locale,
+      translation_group: group,
+      sitemap_priority: input.sitemapPriority ?? null,
+      sitemap_changefreq: input.sitemapChangefreq ?? null,
+      content_mode: mode,
+      schema: schema ? toJson(schema) : null,
+      schema_source: source,
+      created_at: at,
+      updated_at: at,
     });
     return getCategory(tx, siteId, id);
   });
@@ -155,12 +189,20 @@ export async function updateCategory(db: Db, siteId: string, id: number, input: 
     const mode = input.contentMode ?? row.content_mode;
     const source = input.schemaSource ?? row.schema_source;
     checkStructured(mode, source, resolveEffective({ schemaSource: source, schema: schemaGiven ? schema! : schemaOf(row) }, chain));
-    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'categories', siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
+    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'categories', siteId, row.locale, input.slug, id)))
+      throw invalid('SLUG_TAKEN', 'slug');
     await repo.updateCategory(tx, siteId, id, {
-      name: input.name?.trim(), slug: input.slug, description: input.description, image: input.image,
-      parent_id: input.parentId, sitemap_priority: input.sitemapPriority, sitemap_changefreq: input.sitemapChangefreq,
-      content_mode: input.contentMode, schema: schemaGiven ? (schema ? toJson(schema) : null) : undefined,
-      schema_source: input.schemaSource, updated_at: now(),
+      name: input.name?.trim(),
+      slug: input.slug,
+      description: input.description,
+      image: input.image,
+      parent_id: input.parentId,
+      sitemap_priority: input.sitemapPriority,
+      sitemap_changefreq: input.sitemapChangefreq,
+      content_mode: input.contentMode,
+      schema: schemaGiven ? (schema ? toJson(schema) : null) : undefined,
+      schema_source: input.schemaSource,
+      updated_at: now(),
     });
     return getCategory(tx, siteId, id);
   });
@@ -180,7 +222,11 @@ export async function categoryTranslations(db: Executor, siteId: string, id: num
   const { enabledLocales } = await getSiteLocales(db, siteId);
   const members = await groupMembers<CategoryRow>(db, 'categories', siteId, row.translation_group);
   const fields = (r: CategoryRow) => ({ name: r.name, description: r.description, image: r.image });
-  return translationStatus({ locale: row.locale, fields: fields(row) }, members.map((m) => ({ locale: m.locale, fields: fields(m) })), enabledLocales);
+  return translationStatus(
+    { locale: row.locale, fields: fields(row) },
+    members.map((m) => ({ locale: m.locale, fields: fields(m) })),
+    enabledLocales,
+  );
 }
 
 /**
@@ -202,10 +248,21 @@ export async function copyCategoryToLocale(db: Db, siteId: string, id: number, b
     const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'categories', siteId, target, c));
     const at = now();
     const newId = await repo.insertCategory(tx, {
-      site_id: siteId, name: row.name, slug, description: row.description, image: row.image, parent_id: parentId,
-      locale: target, translation_group: row.translation_group, sitemap_priority: row.sitemap_priority,
-      sitemap_changefreq: row.sitemap_changefreq, content_mode: row.content_mode,
-      schema: row.schema === null ? null : toJson(schemaOf(row)), schema_source: row.schema_source, created_at: at, updated_at: at,
+      site_id: siteId,
+      name: row.name,
+      slug,
+      description: row.description,
+      image: row.image,
+      parent_id: parentId,
+      locale: target,
+      translation_group: row.translation_group,
+      sitemap_priority: row.sitemap_priority,
+      sitemap_changefreq: row.sitemap_changefreq,
+      content_mode: row.content_mode,
+      schema: row.schema === null ? null : toJson(schemaOf(row)),
+      schema_source: row.schema_source,
+      created_at: at,
+      updated_at: at,
     });
     return getCategory(tx, siteId, newId);
   });
@@ -214,7 +271,7 @@ export async function copyCategoryToLocale(db: Db, siteId: string, id: number, b
 /** The schema contents of a category are validated against (own or inherited), or null. */
 export async function effectiveSchemaOf(db: Executor, siteId: string, id: number): Promise<FieldDefinition[] | null> {
   const row = await repo.findCategory(db, siteId, id);
-  if (!row || row.content_mode !== 'structured') return null;
+  if (row?.content_mode !== 'structured') return null;
   const chain = await repo.ancestors(db, siteId, row.parent_id);
   return resolveEffective({ schemaSource: row.schema_source, schema: schemaOf(row) }, chain);
 }

@@ -28,13 +28,31 @@ const titleField = { name: 'title', type: 'string', label: 'Title', required: tr
 describe('POST /v1/categories', () => {
   it('creates a category (201) with every field and defaults', async () => {
     const api = await site();
-    const res = await api.post('/v1/categories', { name: 'Über uns', description: 'About', image: 'https://cdn.test/a.png', sitemapPriority: 0.8, sitemapChangefreq: 'weekly' });
+    const res = await api.post('/v1/categories', {
+      name: 'Über uns',
+      description: 'About',
+      image: 'https://cdn.test/a.png',
+      sitemapPriority: 0.8,
+      sitemapChangefreq: 'weekly',
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
-      id: expect.any(Number), name: 'Über uns', slug: 'uber-uns', description: 'About', image: 'https://cdn.test/a.png',
-      parentId: null, locale: 'en', translationGroup: expect.stringMatching(/^[0-9a-f-]{36}$/), contentCount: 0,
-      sitemapPriority: 0.8, sitemapChangefreq: 'weekly', contentMode: 'standard', schema: null, schemaSource: 'own',
-      createdAt: expect.any(String), updatedAt: expect.any(String),
+      id: expect.any(Number),
+      name: 'Über uns',
+      slug: 'uber-uns',
+      description: 'About',
+      image: 'https://cdn.test/a.png',
+      parentId: null,
+      locale: 'en',
+      translationGroup: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      contentCount: 0,
+      sitemapPriority: 0.8,
+      sitemapChangefreq: 'weekly',
+      contentMode: 'standard',
+      schema: null,
+      schemaSource: 'own',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     });
   });
 
@@ -43,9 +61,13 @@ describe('POST /v1/categories', () => {
     await create(api, { name: 'n'.repeat(255), slug: 's'.repeat(255), sitemapPriority: 0 });
     await create(api, { name: 'one', sitemapPriority: 1, sitemapChangefreq: null });
     for (const [body, field] of [
-      [{ name: 'n'.repeat(256) }, 'name'], [{ name: '' }, 'name'], [{ name: 'x', slug: 's'.repeat(256) }, 'slug'],
-      [{ name: 'x', sitemapPriority: 1.01 }, 'sitemapPriority'], [{ name: 'x', sitemapPriority: -0.1 }, 'sitemapPriority'],
-      [{ name: 'x', sitemapChangefreq: 'sometimes' }, 'sitemapChangefreq'], [{ name: 'x', contentMode: 'fancy' }, 'contentMode'],
+      [{ name: 'n'.repeat(256) }, 'name'],
+      [{ name: '' }, 'name'],
+      [{ name: 'x', slug: 's'.repeat(256) }, 'slug'],
+      [{ name: 'x', sitemapPriority: 1.01 }, 'sitemapPriority'],
+      [{ name: 'x', sitemapPriority: -0.1 }, 'sitemapPriority'],
+      [{ name: 'x', sitemapChangefreq: 'sometimes' }, 'sitemapChangefreq'],
+      [{ name: 'x', contentMode: 'fancy' }, 'contentMode'],
       [{ name: 'x', schemaSource: 'borrowed' }, 'schemaSource'],
     ] as const) {
       const res = await api.post('/v1/categories', body);
@@ -108,7 +130,8 @@ describe('structured categories and field schemas', () => {
     const wide = await api.post('/v1/categories', { name: 'Too wide', contentMode: 'structured', schema: flat(251) });
     expect(wide.status).toBe(422);
     expect(Object.keys(wide.body.errors)).toEqual(['schema']);
-    const nest = (levels: number): any => (levels === 1 ? { name: 'leaf', type: 'string' } : { name: `l${levels}`, type: 'object', fields: [nest(levels - 1)] });
+    const nest = (levels: number): any =>
+      levels === 1 ? { name: 'leaf', type: 'string' } : { name: `l${levels}`, type: 'object', fields: [nest(levels - 1)] };
     await create(api, { name: 'Deep', contentMode: 'structured', schema: [nest(5)] });
     const deep = await api.post('/v1/categories', { name: 'Too deep', contentMode: 'structured', schema: [nest(6)] });
     expect(deep.status).toBe(422);
@@ -116,7 +139,7 @@ describe('structured categories and field schemas', () => {
     expect(Object.keys(deep.body.errors)[0]).toMatch(/^schema\[0\]\.fields\[0\]/);
   });
 
-  it('inherits the nearest ancestor\'s schema with schemaSource inherit, and refuses inherit without one', async () => {
+  it("inherits the nearest ancestor's schema with schemaSource inherit, and refuses inherit without one", async () => {
     const api = await site();
     const root = await create(api, { name: 'Root', contentMode: 'structured', schema: [titleField] });
     const mid = await create(api, { name: 'Mid', parentId: root.id, schemaSource: 'inherit' });
@@ -179,7 +202,15 @@ describe('GET /v1/categories/tree and /v1/categories/:id', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: [
-        { id: a.id, name: 'A', slug: 'a', contentCount: 0, children: [{ id: b.id, name: 'B', slug: 'b', contentCount: 0, children: [{ id: expect.any(Number), name: 'C', slug: 'c', contentCount: 0, children: [] }] }] },
+        {
+          id: a.id,
+          name: 'A',
+          slug: 'a',
+          contentCount: 0,
+          children: [
+            { id: b.id, name: 'B', slug: 'b', contentCount: 0, children: [{ id: expect.any(Number), name: 'C', slug: 'c', contentCount: 0, children: [] }] },
+          ],
+        },
         { id: expect.any(Number), name: 'D', slug: 'd', contentCount: 0, children: [] },
       ],
     });
@@ -192,7 +223,13 @@ describe('GET /v1/categories/tree and /v1/categories/:id', () => {
     const res = await api.get(`/v1/categories/${child.id}`);
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('data');
-    expect(res.body).toMatchObject({ id: child.id, name: 'Child', parentId: parent.id, parent: { id: parent.id, name: 'Parent', slug: 'parent' }, contents: { data: [], meta: { total: 0, perPage: 15, currentPage: 1, lastPage: 1 } } });
+    expect(res.body).toMatchObject({
+      id: child.id,
+      name: 'Child',
+      parentId: parent.id,
+      parent: { id: parent.id, name: 'Parent', slug: 'parent' },
+      contents: { data: [], meta: { total: 0, perPage: 15, currentPage: 1, lastPage: 1 } },
+    });
     expect((await api.get(`/v1/categories/${parent.id}`)).body.parent).toBeNull();
     expect((await api.get('/v1/categories/999999')).status).toBe(404);
   });
@@ -240,7 +277,7 @@ describe('PUT and DELETE /v1/categories/:id', () => {
     expect(standard.body.data).toMatchObject({ schema: null, contentMode: 'standard' });
   });
 
-  it('re-parents children to the deleted category\'s parent, or makes them roots', async () => {
+  it("re-parents children to the deleted category's parent, or makes them roots", async () => {
     const api = await site();
     const a = await create(api, { name: 'A' });
     const b = await create(api, { name: 'B', parentId: a.id });
@@ -259,21 +296,33 @@ describe('PUT and DELETE /v1/categories/:id', () => {
 });
 
 describe('translations of categories', () => {
-  it('reports status per enabled locale and copies to a locale with the parent\'s translation as parent', async () => {
+  it("reports status per enabled locale and copies to a locale with the parent's translation as parent", async () => {
     const api = await site(['en', 'de', 'fr']);
     const parent = await create(api, { name: 'Parent', description: 'P' });
     const child = await create(api, { name: 'Child', description: 'C', image: 'https://cdn.test/c.png', parentId: parent.id });
-    expect((await api.get(`/v1/categories/${child.id}/translations`)).body).toEqual({ data: { en: { status: 'complete' }, de: { status: 'missing' }, fr: { status: 'missing' } } });
+    expect((await api.get(`/v1/categories/${child.id}/translations`)).body).toEqual({
+      data: { en: { status: 'complete' }, de: { status: 'missing' }, fr: { status: 'missing' } },
+    });
 
     const parentDe = await api.post(`/v1/categories/${parent.id}/copy-to-locale`, { targetLocale: 'de' });
     expect(parentDe.status).toBe(200);
     const childDe = await api.post(`/v1/categories/${child.id}/copy-to-locale`, { locale: 'de' });
     expect(childDe.status).toBe(200);
-    expect(childDe.body.data).toMatchObject({ locale: 'de', parentId: parentDe.body.data.id, translationGroup: child.translationGroup, slug: 'child', image: 'https://cdn.test/c.png' });
+    expect(childDe.body.data).toMatchObject({
+      locale: 'de',
+      parentId: parentDe.body.data.id,
+      translationGroup: child.translationGroup,
+      slug: 'child',
+      image: 'https://cdn.test/c.png',
+    });
     const childFr = await api.post(`/v1/categories/${child.id}/copy-to-locale`, { targetLocale: 'fr' });
     expect(childFr.body.data.parentId).toBeNull();
     await api.put(`/v1/categories/${childFr.body.data.id}`, { description: null });
-    expect((await api.get(`/v1/categories/${child.id}/translations`)).body.data).toEqual({ en: { status: 'complete' }, de: { status: 'complete' }, fr: { status: 'partial' } });
+    expect((await api.get(`/v1/categories/${child.id}/translations`)).body.data).toEqual({
+      en: { status: 'complete' },
+      de: { status: 'complete' },
+      fr: { status: 'partial' },
+    });
 
     const again = await api.post(`/v1/categories/${child.id}/copy-to-locale`, { targetLocale: 'de' });
     expect(again.status).toBe(409);

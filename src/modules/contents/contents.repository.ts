@@ -36,9 +36,23 @@ export interface ContentsTable {
 }
 
 /** Contents per site and status, kept by triggers (migration 0012). */
-export interface ContentCountsTable { site_id: string; status: string; n: number }
-export interface ContentCategoriesTable { site_id: string; content_id: number; category_id: number; position: number }
-export interface ContentTagsTable { site_id: string; content_id: number; tag_id: number; position: number }
+export interface ContentCountsTable {
+  site_id: string;
+  status: string;
+  n: number;
+}
+export interface ContentCategoriesTable {
+  site_id: string;
+  content_id: number;
+  category_id: number;
+  position: number;
+}
+export interface ContentTagsTable {
+  site_id: string;
+  content_id: number;
+  tag_id: number;
+  position: number;
+}
 export interface ContentRevisionsTable {
   id: AutoId;
   site_id: string;
@@ -73,18 +87,57 @@ export interface Visibility {
 
 /** The columns a list or search row needs: never the body (spec "Content (summary)"). */
 export const SUMMARY_COLUMNS = [
-  'contents.id', 'contents.title', 'contents.slug', 'contents.type', 'contents.status', 'contents.excerpt', 'contents.locale',
-  'contents.translation_group', 'contents.author_id', 'contents.featured_image_url', 'contents.featured_image_alt',
-  'contents.published_at', 'contents.scheduled_at', 'contents.created_at', 'contents.updated_at',
+  'contents.id',
+  'contents.title',
+  'contents.slug',
+  'contents.type',
+  'contents.status',
+  'contents.excerpt',
+  'contents.locale',
+  'contents.translation_group',
+  'contents.author_id',
+  'contents.featured_image_url',
+  'contents.featured_image_alt',
+  'contents.published_at',
+  'contents.scheduled_at',
+  'contents.created_at',
+  'contents.updated_at',
 ] as const;
-export type SummaryRow = Pick<ContentRow, 'id' | 'title' | 'slug' | 'type' | 'status' | 'excerpt' | 'locale' | 'translation_group' | 'author_id'
-  | 'featured_image_url' | 'featured_image_alt' | 'published_at' | 'scheduled_at' | 'created_at' | 'updated_at' | 'author_name'>;
+export type SummaryRow = Pick<
+  ContentRow,
+  | 'id'
+  | 'title'
+  | 'slug'
+  | 'type'
+  | 'status'
+  | 'excerpt'
+  | 'locale'
+  | 'translation_group'
+  | 'author_id'
+  | 'featured_image_url'
+  | 'featured_image_alt'
+  | 'published_at'
+  | 'scheduled_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'author_name'
+>;
 
 /** Every column of the table but database-maintained ones (the PostgreSQL search vector is large). */
 export const DETAIL_COLUMNS = [
-  ...SUMMARY_COLUMNS, 'contents.site_id', 'contents.body', 'contents.body_html', 'contents.body_text', 'contents.meta_title',
-  'contents.meta_description', 'contents.meta_keywords', 'contents.canonical_url', 'contents.og_image', 'contents.metadata',
-  'contents.custom_data', 'contents.structured_data',
+  ...SUMMARY_COLUMNS,
+  'contents.site_id',
+  'contents.body',
+  'contents.body_html',
+  'contents.body_text',
+  'contents.meta_title',
+  'contents.meta_description',
+  'contents.meta_keywords',
+  'contents.canonical_url',
+  'contents.og_image',
+  'contents.metadata',
+  'contents.custom_data',
+  'contents.structured_data',
 ] as const;
 const RETURNED_COLUMNS = DETAIL_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
 
@@ -92,7 +145,8 @@ type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
 
 /** The author's name beside the row; the user must be of the content's site. */
 function withAuthor<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
-  return qb.leftJoin('users as author', (join) => join.onRef('author.id', '=', 'contents.author_id').onRef('author.site_id', '=', 'contents.site_id'))
+  return qb
+    .leftJoin('users as author', (join) => join.onRef('author.id', '=', 'contents.author_id').onRef('author.site_id', '=', 'contents.site_id'))
     .select('author.full_name as author_name');
 }
 
@@ -114,13 +168,17 @@ export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<C
   if (f.hasFeaturedImage !== undefined) q = q.where('contents.featured_image_url', f.hasFeaturedImage ? 'is not' : 'is', null);
   if (f.categoryIds?.length) {
     const ids = f.categoryIds;
-    q = q.where((eb) => eb.exists(eb.selectFrom('content_categories as cc').select('cc.content_id')
-      .whereRef('cc.content_id', '=', 'contents.id').where('cc.category_id', 'in', ids)));
+    q = q.where((eb) =>
+      eb.exists(
+        eb.selectFrom('content_categories as cc').select('cc.content_id').whereRef('cc.content_id', '=', 'contents.id').where('cc.category_id', 'in', ids),
+      ),
+    );
   }
   if (f.tagIds?.length) {
     const ids = f.tagIds;
-    q = q.where((eb) => eb.exists(eb.selectFrom('content_tags as ct').select('ct.content_id')
-      .whereRef('ct.content_id', '=', 'contents.id').where('ct.tag_id', 'in', ids)));
+    q = q.where((eb) =>
+      eb.exists(eb.selectFrom('content_tags as ct').select('ct.content_id').whereRef('ct.content_id', '=', 'contents.id').where('ct.tag_id', 'in', ids)),
+    );
   }
   if (f.uncategorized !== undefined) {
     q = q.where((eb) => {
@@ -136,8 +194,14 @@ export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<C
   }
   if (f.contentMode) {
     q = q.where((eb) => {
-      const structured = eb.exists(eb.selectFrom('content_categories as cc').innerJoin('categories as cat', 'cat.id', 'cc.category_id')
-        .select('cc.content_id').whereRef('cc.content_id', '=', 'contents.id').where('cat.content_mode', '=', 'structured'));
+      const structured = eb.exists(
+        eb
+          .selectFrom('content_categories as cc')
+          .innerJoin('categories as cat', 'cat.id', 'cc.category_id')
+          .select('cc.content_id')
+          .whereRef('cc.content_id', '=', 'contents.id')
+          .where('cat.content_mode', '=', 'structured'),
+      );
       return f.contentMode === 'structured' ? structured : eb.not(structured);
     });
   }
@@ -152,9 +216,14 @@ export const LIST_STRUCTURAL = ['sortBy', 'sortOrder', 'hasFeaturedImage', 'unca
 /** A list or search query's filters and visibility as arguments for `applyListFilters`. */
 export function listFilterArgs(siteId: string, filters: Omit<Partial<ContentListQueryValue>, 'page' | 'limit'>, v: Visibility): ListArgs {
   return {
-    ...filters, siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined,
-    dateFrom: filters.dateFrom && dateBound(filters.dateFrom, false), dateTo: filters.dateTo && dateBound(filters.dateTo, true),
-    publishedFrom: filters.publishedFrom && dateBound(filters.publishedFrom, false), publishedTo: filters.publishedTo && dateBound(filters.publishedTo, true),
+    ...filters,
+    siteId,
+    ownerId: v.ownerId,
+    publishedOnly: v.publishedOnly || undefined,
+    dateFrom: filters.dateFrom && dateBound(filters.dateFrom, false),
+    dateTo: filters.dateTo && dateBound(filters.dateTo, true),
+    publishedFrom: filters.publishedFrom && dateBound(filters.publishedFrom, false),
+    publishedTo: filters.publishedTo && dateBound(filters.publishedTo, true),
   };
 }
 
@@ -174,17 +243,26 @@ const listCount = prepared((db, p: ListArgs) => listBase(db, p).select((eb) => e
  * rows are then read with their author. Joined before the OFFSET, every skipped row would be read
  * and joined (page 300 of 10,000: 1.8 ms instead of 0.25).
  */
-const listPage = prepared((db, p: ListArgs) => {
-  const column = `contents.${p.sortBy ?? 'created_at'}` as 'contents.created_at';
-  const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
-  const pageIds = listBase(db, p).select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
-  return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', 'in', pageIds)
-    .orderBy(column, order).orderBy('contents.id', order);
-}, { structural: LIST_STRUCTURAL });
+const listPage = prepared(
+  (db, p: ListArgs) => {
+    const column = `contents.${p.sortBy ?? 'created_at'}` as 'contents.created_at';
+    const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
+    const pageIds = listBase(db, p).select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
+    return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS))
+      .where('contents.site_id', '=', p.siteId)
+      .where('contents.id', 'in', pageIds)
+      .orderBy(column, order)
+      .orderBy('contents.id', order);
+  },
+  { structural: LIST_STRUCTURAL },
+);
 
 /** The total from the per-status counters (decisions N12): for lists filtered by nothing but the status. */
 const countedTotal = prepared((db, p: { siteId: string; status?: string }) => {
-  const q = db.selectFrom('content_counts').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('n'), eb.lit(0)).as('count')).where('site_id', '=', p.siteId);
+  const q = db
+    .selectFrom('content_counts')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('n'), eb.lit(0)).as('count'))
+    .where('site_id', '=', p.siteId);
   return p.status ? q.where('status', '=', p.status) : q;
 });
 
@@ -208,12 +286,13 @@ export async function listContents(db: Executor, siteId: string, query: ContentL
   const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
   const offset = (page - 1) * limit;
   if (total === 0 || offset >= total) return { rows: [] as SummaryRow[], total };
-  const rows = await listPage.execute(db, { ...args, limit, offset }) as SummaryRow[];
+  const rows = (await listPage.execute(db, { ...args, limit, offset })) as SummaryRow[];
   return { rows, total };
 }
 
 const summariesQuery = prepared((db, p: { siteId: string; ids: number[] }) =>
-  withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', 'in', p.ids));
+  withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', 'in', p.ids),
+);
 
 export function summariesByIds(db: Executor, siteId: string, ids: number[]): Promise<SummaryRow[]> {
   if (!ids.length) return Promise.resolve([]);
@@ -224,15 +303,21 @@ const VISIBILITY_STRUCTURAL = ['publishedOnly'] as const;
 type VisibilityArgs = { siteId: string; ownerId?: string; publishedOnly?: true };
 const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined });
 
-const contentById = prepared((db, p: VisibilityArgs & { id: number }) =>
-  applyVisibility(withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id), p),
-{ structural: VISIBILITY_STRUCTURAL });
+const contentById = prepared(
+  (db, p: VisibilityArgs & { id: number }) =>
+    applyVisibility(withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id), p),
+  { structural: VISIBILITY_STRUCTURAL },
+);
 
 /** Without a locale, the site's default one, looked up in the same statement. */
-const contentBySlug = prepared((db, p: VisibilityArgs & { slug: string; locale?: string }) =>
-  applyVisibility(withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug), p)
-    .where('contents.locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
-{ structural: VISIBILITY_STRUCTURAL });
+const contentBySlug = prepared(
+  (db, p: VisibilityArgs & { slug: string; locale?: string }) =>
+    applyVisibility(
+      withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug),
+      p,
+    ).where('contents.locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
+  { structural: VISIBILITY_STRUCTURAL },
+);
 
 export function findContent(db: Executor, siteId: string, id: number, v: Visibility = {}) {
   return contentById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<ContentRow | undefined>;
@@ -243,26 +328,41 @@ export function findContentBySlug(db: Executor, siteId: string, slug: string, lo
 }
 
 const categoriesOf = prepared((db, p: { siteId: string; ids: number[] }) =>
-  db.selectFrom('content_categories as cc').innerJoin('categories as c', 'c.id', 'cc.category_id')
-    .select(['cc.content_id', 'c.id', 'c.name', 'c.slug']).where('cc.site_id', '=', p.siteId).where('cc.content_id', 'in', p.ids)
-    .orderBy('cc.content_id').orderBy('cc.position'));
+  db
+    .selectFrom('content_categories as cc')
+    .innerJoin('categories as c', 'c.id', 'cc.category_id')
+    .select(['cc.content_id', 'c.id', 'c.name', 'c.slug'])
+    .where('cc.site_id', '=', p.siteId)
+    .where('cc.content_id', 'in', p.ids)
+    .orderBy('cc.content_id')
+    .orderBy('cc.position'),
+);
 
 const tagsOf = prepared((db, p: { siteId: string; ids: number[] }) =>
-  db.selectFrom('content_tags as ct').innerJoin('tags as t', 't.id', 'ct.tag_id')
-    .select(['ct.content_id', 't.id', 't.name', 't.slug']).where('ct.site_id', '=', p.siteId).where('ct.content_id', 'in', p.ids)
-    .orderBy('ct.content_id').orderBy('ct.position'));
+  db
+    .selectFrom('content_tags as ct')
+    .innerJoin('tags as t', 't.id', 'ct.tag_id')
+    .select(['ct.content_id', 't.id', 't.name', 't.slug'])
+    .where('ct.site_id', '=', p.siteId)
+    .where('ct.content_id', 'in', p.ids)
+    .orderBy('ct.content_id')
+    .orderBy('ct.position'),
+);
 
 /** Category and tag references of many contents: one query per relation, never per row. */
 export async function loadRelations(db: Executor, siteId: string, contentIds: number[]) {
   const categories = new Map<number, Array<{ id: number; name: string; slug: string }>>();
   const tags = new Map<number, Array<{ id: number; name: string; slug: string }>>();
   if (!contentIds.length) return { categories, tags };
-  const [cats, tgs] = await Promise.all([
-    categoriesOf.execute(db, { siteId, ids: contentIds }),
-    tagsOf.execute(db, { siteId, ids: contentIds }),
-  ]);
-  for (const r of cats) (categories.get(Number(r.content_id)) ?? categories.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
-  for (const r of tgs) (tags.get(Number(r.content_id)) ?? tags.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
+  const [cats, tgs] = await Promise.all([categoriesOf.execute(db, { siteId, ids: contentIds }), tagsOf.execute(db, { siteId, ids: contentIds })]);
+  for (const r of cats)
+    (categories.get(Number(r.content_id)) ?? categories.set(Number(r.content_id), []).get(Number(r.content_id))!).push({
+      id: Number(r.id),
+      name: r.name,
+      slug: r.slug,
+    });
+  for (const r of tgs)
+    (tags.get(Number(r.content_id)) ?? tags.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
   return { categories, tags };
 }
 
@@ -282,12 +382,20 @@ export async function existingIds(db: Executor, table: 'categories' | 'tags', si
 
 export async function setCategories(db: Executor, siteId: string, contentId: number, ids: number[]) {
   await db.deleteFrom('content_categories').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
-  if (ids.length) await db.insertInto('content_categories').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, category_id: id, position: i }))).execute();
+  if (ids.length)
+    await db
+      .insertInto('content_categories')
+      .values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, category_id: id, position: i })))
+      .execute();
 }
 
 export async function setTags(db: Executor, siteId: string, contentId: number, ids: number[]) {
   await db.deleteFrom('content_tags').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
-  if (ids.length) await db.insertInto('content_tags').values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i }))).execute();
+  if (ids.length)
+    await db
+      .insertInto('content_tags')
+      .values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i })))
+      .execute();
 }
 
 export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {
@@ -305,7 +413,12 @@ export function updateContent(db: Executor, siteId: string, id: number, patch: U
  */
 export async function transitionStatus(db: Executor, siteId: string, ids: number[], from: string[], patch: Updateable<ContentsTable>, v: Visibility = {}) {
   if (!ids.length) return [] as ContentRecord[];
-  let q = db.updateTable('contents').set(patch).where('site_id', '=', siteId).where('id', 'in', ids).where('status', 'in', from as ContentRow['status'][]);
+  let q = db
+    .updateTable('contents')
+    .set(patch)
+    .where('site_id', '=', siteId)
+    .where('id', 'in', ids)
+    .where('status', 'in', from as ContentRow['status'][]);
   if (v.ownerId) q = q.where('author_id', '=', v.ownerId);
   return q.returning(RETURNED_COLUMNS).execute() as Promise<ContentRecord[]>;
 }
@@ -319,10 +432,18 @@ export async function deleteContents(db: Executor, siteId: string, ids: number[]
 }
 
 /** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
-const alternatesQuery = prepared((db, p: VisibilityArgs & { group: string }) =>
-  applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug'])
-    .where('contents.site_id', '=', p.siteId).where('contents.translation_group', '=', p.group), p),
-{ structural: VISIBILITY_STRUCTURAL });
+const alternatesQuery = prepared(
+  (db, p: VisibilityArgs & { group: string }) =>
+    applyVisibility(
+      db
+        .selectFrom('contents')
+        .select(['contents.id', 'contents.locale', 'contents.slug'])
+        .where('contents.site_id', '=', p.siteId)
+        .where('contents.translation_group', '=', p.group),
+      p,
+    ),
+  { structural: VISIBILITY_STRUCTURAL },
+);
 
 /** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
 export async function groupAlternates(db: Executor, siteId: string, group: string, v: Visibility = {}) {
@@ -336,8 +457,14 @@ export async function groupAlternates(db: Executor, siteId: string, group: strin
  * site instead of looking the group up (23 ms instead of 0.05 ms at 10,000 contents).
  */
 export async function groupMembers(db: Executor, siteId: string, group: string, v: Visibility = {}) {
-  const rows = await applyVisibility(db.selectFrom('contents').select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
-    .where('contents.site_id', '=', siteId).where('contents.translation_group', '=', group), v).execute();
+  const rows = await applyVisibility(
+    db
+      .selectFrom('contents')
+      .select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
+      .where('contents.site_id', '=', siteId)
+      .where('contents.translation_group', '=', group),
+    v,
+  ).execute();
   return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
 
@@ -346,16 +473,24 @@ export function insertRevision(db: Executor, row: Insertable<ContentRevisionsTab
 }
 
 export async function listRevisions(db: Executor, siteId: string, contentId: number, page: { page: number; limit: number }) {
-  const base = db.selectFrom('content_revisions as r').leftJoin('users as u', 'u.id', 'r.author_id')
+  const base = db
+    .selectFrom('content_revisions as r')
+    .leftJoin('users as u', 'u.id', 'r.author_id')
     .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.author_id', 'u.full_name', 'r.created_at'])
-    .where('r.site_id', '=', siteId).where('r.content_id', '=', contentId);
+    .where('r.site_id', '=', siteId)
+    .where('r.content_id', '=', contentId);
   return paginate(base, page, (qb) => qb.orderBy('r.id', 'desc'));
 }
 
 export function findRevision(db: Executor, siteId: string, contentId: number, revisionId: number) {
-  return db.selectFrom('content_revisions as r').leftJoin('users as u', 'u.id', 'r.author_id')
+  return db
+    .selectFrom('content_revisions as r')
+    .leftJoin('users as u', 'u.id', 'r.author_id')
     .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.snapshot', 'r.author_id', 'u.full_name', 'r.created_at'])
-    .where('r.site_id', '=', siteId).where('r.content_id', '=', contentId).where('r.id', '=', revisionId).executeTakeFirst();
+    .where('r.site_id', '=', siteId)
+    .where('r.content_id', '=', contentId)
+    .where('r.id', '=', revisionId)
+    .executeTakeFirst();
 }
 
 /** Contents per category or tag (for contentCount): one grouped query. */
@@ -363,14 +498,22 @@ export async function countByRef(db: Executor, table: 'content_categories' | 'co
   const out = new Map<number, number>(ids.map((id) => [id, 0]));
   if (!ids.length) return out;
   const col = table === 'content_categories' ? 'category_id' : 'tag_id';
-  const rows = await sql<{ ref: number; n: number }>`select ${sql.ref(col)} as ref, count(*) as n from ${sql.table(table)} where site_id = ${siteId} and ${sql.ref(col)} in (${sql.join(ids)}) group by ${sql.ref(col)}`.execute(db);
+  const rows = await sql<{
+    ref: number;
+    n: number;
+  }>`select ${sql.ref(col)} as ref, count(*) as n from ${sql.table(table)} where site_id = ${siteId} and ${sql.ref(col)} in (${sql.join(ids)}) group by ${sql.ref(col)}`.execute(
+    db,
+  );
   for (const r of rows.rows) out.set(Number(r.ref), Number(r.n));
   return out;
 }
 
 export async function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }) {
-  const base = db.selectFrom('contents').innerJoin('content_categories as cc', 'cc.content_id', 'contents.id')
+  const base = db
+    .selectFrom('contents')
+    .innerJoin('content_categories as cc', 'cc.content_id', 'contents.id')
     .select(['contents.id', 'contents.title', 'contents.slug', 'contents.status'])
-    .where('cc.site_id', '=', siteId).where('cc.category_id', '=', categoryId);
+    .where('cc.site_id', '=', siteId)
+    .where('cc.category_id', '=', categoryId);
   return paginate(base, page, (qb) => qb.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc'));
 }

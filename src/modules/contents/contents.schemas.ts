@@ -12,9 +12,14 @@ const AnyObject = Type.Object({}, { additionalProperties: true });
 export const FeaturedImage = Type.Object({
   url: Type.String(),
   alt: Nullable(Type.String()),
-  variants: Nullable(Type.Object({ thumbnail: Type.String(), card: Type.String(), content: Type.String(), medium: Type.String() }, {
-    description: 'Resized variants (150, 400, 800, 1200 px wide) when the image is a media file of this site',
-  })),
+  variants: Nullable(
+    Type.Object(
+      { thumbnail: Type.String(), card: Type.String(), content: Type.String(), medium: Type.String() },
+      {
+        description: 'Resized variants (150, 400, 800, 1200 px wide) when the image is a media file of this site',
+      },
+    ),
+  ),
 });
 
 export const ContentSummary = Type.Object({
@@ -37,13 +42,18 @@ export const ContentSummary = Type.Object({
 });
 
 const FaqItem = Type.Object({ question: Type.String({ minLength: 1, maxLength: 500 }), answer: Type.String({ minLength: 1, maxLength: 5000 }) });
-export const StructuredDataInput = Type.Object({
-  faq: Type.Optional(Type.Array(FaqItem, { maxItems: 100, description: 'Questions and answers: a FAQPage JSON-LD block' })),
-  article: Type.Optional(Type.Object({
-    enabled: Type.Boolean({ description: 'Emit an Article JSON-LD block' }),
-    type: Type.Optional(Type.Union([Type.Literal('Article'), Type.Literal('BlogPosting'), Type.Literal('NewsArticle')])),
-  })),
-}, { description: 'FAQ and Article JSON-LD settings' });
+export const StructuredDataInput = Type.Object(
+  {
+    faq: Type.Optional(Type.Array(FaqItem, { maxItems: 100, description: 'Questions and answers: a FAQPage JSON-LD block' })),
+    article: Type.Optional(
+      Type.Object({
+        enabled: Type.Boolean({ description: 'Emit an Article JSON-LD block' }),
+        type: Type.Optional(Type.Union([Type.Literal('Article'), Type.Literal('BlogPosting'), Type.Literal('NewsArticle')])),
+      }),
+    ),
+  },
+  { description: 'FAQ and Article JSON-LD settings' },
+);
 
 export const ContentDetail = Type.Object({
   ...ContentSummary.properties,
@@ -123,7 +133,9 @@ const IdArray = (description: string) => Type.Optional(Type.Array(Type.Integer({
 export const ContentListFilters = {
   type: Type.Optional(Type.Literal('post')),
   status: Type.Optional(Status),
-  contentMode: Type.Optional(Type.Union([Type.Literal('standard'), Type.Literal('structured')], { description: 'Contents in a structured category, or in none' })),
+  contentMode: Type.Optional(
+    Type.Union([Type.Literal('standard'), Type.Literal('structured')], { description: 'Contents in a structured category, or in none' }),
+  ),
   categoryIds: IdArray('In any of these categories (`categoryIds[]=1&categoryIds[]=2`)'),
   tagIds: IdArray('With any of these tags'),
   authorId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Written by this user' })),
@@ -161,7 +173,9 @@ export const SearchResult = Type.Object({
 
 export const BulkIds = Type.Object({
   ids: Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })]), {
-    minItems: 1, maxItems: 50, description: '1 to 50 ids; duplicates count once; unknown ids are skipped (G16)',
+    minItems: 1,
+    maxItems: 50,
+    description: '1 to 50 ids; duplicates count once; unknown ids are skipped (G16)',
   }),
 });
 
@@ -175,4 +189,7 @@ export const Revision = Type.Object({
 });
 export const RevisionDetail = Type.Object({ ...Revision.properties, snapshot: AnyObject });
 export const RevisionList = Type.Object({ data: Type.Array(Revision), meta: PageMeta });
-export const RevisionParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }), revisionId: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const RevisionParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  revisionId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+});

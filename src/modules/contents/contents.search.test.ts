@@ -23,14 +23,30 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 let clock = Date.parse('2024-01-01T00:00:00Z');
-interface Row { title: string; slug?: string; body_text?: string; status?: string; locale?: string; published_at?: string | null }
+interface Row {
+  title: string;
+  slug?: string;
+  body_text?: string;
+  status?: string;
+  locale?: string;
+  published_at?: string | null;
+}
 
 function rowValues(siteId: string, r: Row) {
   const at = new Date((clock += 1000)).toISOString();
   return {
-    site_id: siteId, type: 'post', title: r.title, slug: r.slug ?? `post-${randomUUID().slice(0, 12)}`, status: r.status ?? 'published',
-    locale: r.locale ?? 'en', translation_group: randomUUID(), body_text: r.body_text ?? '', body_html: '',
-    published_at: r.published_at === undefined ? at : r.published_at, created_at: at, updated_at: at,
+    site_id: siteId,
+    type: 'post',
+    title: r.title,
+    slug: r.slug ?? `post-${randomUUID().slice(0, 12)}`,
+    status: r.status ?? 'published',
+    locale: r.locale ?? 'en',
+    translation_group: randomUUID(),
+    body_text: r.body_text ?? '',
+    body_html: '',
+    published_at: r.published_at === undefined ? at : r.published_at,
+    created_at: at,
+    updated_at: at,
   };
 }
 
@@ -54,8 +70,21 @@ const ids = (hits: SearchHit[]) => hits.map((h) => h.id);
 
 describe('searchTerms', () => {
   it('keeps words of any script and drops everything that could be query syntax', () => {
-    expect(searchTerms('"multi-agent" AND (foo* OR bar) NEAR(x y) col:val ^start -minus')).toEqual(
-      ['multi', 'agent', 'AND', 'foo', 'OR', 'bar', 'NEAR', 'x', 'y', 'col', 'val', 'start', 'minus']);
+    expect(searchTerms('"multi-agent" AND (foo* OR bar) NEAR(x y) col:val ^start -minus')).toEqual([
+      'multi',
+      'agent',
+      'AND',
+      'foo',
+      'OR',
+      'bar',
+      'NEAR',
+      'x',
+      'y',
+      'col',
+      'val',
+      'start',
+      'minus',
+    ]);
     expect(searchTerms('Café crème, naïve 東京 Привет ١٢٣ 😀 🚀!')).toEqual(['Café', 'crème', 'naïve', '東京', 'Привет', '١٢٣']);
     expect(searchTerms(`a'b "" '' \\ * : ( ) - ^ !@#$%`)).toEqual(['a', 'b']);
     expect(searchTerms('   ')).toEqual([]);
@@ -65,14 +94,17 @@ describe('searchTerms', () => {
   });
 
   it('never returns anything but letters, digits and marks, and at most 16 terms of 100 characters', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (s) => {
-      const terms = searchTerms(s);
-      expect(terms.length).toBeLessThanOrEqual(16);
-      for (const t of terms) {
-        expect(t).toMatch(/^[\p{L}\p{N}][\p{L}\p{N}\p{M}]*$/u);
-        expect(Array.from(t).length).toBeLessThanOrEqual(100);
-      }
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (s) => {
+        const terms = searchTerms(s);
+        expect(terms.length).toBeLessThanOrEqual(16);
+        for (const t of terms) {
+          expect(t).toMatch(/^[\p{L}\p{N}][\p{L}\p{N}\p{M}]*$/u);
+          expect(Array.from(t).length).toBeLessThanOrEqual(100);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -197,7 +229,7 @@ describe('searchContents', () => {
     for (const q of ['example', 'com', '14', 'foo', 'bar', 'example.com', 'foo_bar']) expect(ids((await search(siteId, q)).hits), q).toEqual([id]);
   });
 
-  it('honours the filter callback (status, locale) and never returns other sites\' rows', async () => {
+  it("honours the filter callback (status, locale) and never returns other sites' rows", async () => {
     const siteId = await newSite();
     const other = await newSite();
     const published = await insert(siteId, { title: 'Plover report' });
@@ -212,7 +244,8 @@ describe('searchContents', () => {
     expect(ids(res.hits)).toEqual([published]);
     expect(res.total).toBe(1);
     // Unqualified column names stay unambiguous, and subqueries work.
-    const unqualified: Filter = (qb) => qb.where('status', '=', 'draft').where('id', 'in', (eb: any) => eb.selectFrom('contents as c2').select('c2.id').where('c2.locale', '=', 'en'));
+    const unqualified: Filter = (qb) =>
+      qb.where('status', '=', 'draft').where('id', 'in', (eb: any) => eb.selectFrom('contents as c2').select('c2.id').where('c2.locale', '=', 'en'));
     expect(ids((await search(siteId, 'plover', unqualified)).hits)).toEqual([draft]);
     expect((await search(other, 'report')).total).toBe(0);
     expect((await search(other, 'plover')).total).toBe(1);
@@ -286,17 +319,66 @@ describe('searchContents', () => {
     expect((await search(gone, 'sanderling')).total).toBe(0);
     if (dialect === 'sqlite') {
       // The external-content index still agrees with the table.
-      await expect(db.executeQuery({ sql: "insert into contents_fts(contents_fts) values('integrity-check')", parameters: [], query: null as any, queryId: null as any } as any)).resolves.toBeDefined();
+      await expect(
+        db.executeQuery({
+          sql: "insert into contents_fts(contents_fts) values('integrity-check')",
+          parameters: [],
+          query: null as any,
+          queryId: null as any,
+        } as any),
+      ).resolves.toBeDefined();
     }
   });
 
   it('never fails on arbitrary user text, and answers the same shape (property, 300 strings)', async () => {
     const siteId = await newSite();
-    await insert(siteId, { title: 'AND OR NOT near "quoted" a\'b', body_text: 'Text with * and ( and ) and : and - and ^ and 😀 emoji, NEAR(x y) too. Ünïcödé.' });
+    await insert(siteId, {
+      title: 'AND OR NOT near "quoted" a\'b',
+      body_text: 'Text with * and ( and ) and : and - and ^ and 😀 emoji, NEAR(x y) too. Ünïcödé.',
+    });
     await insert(siteId, { title: 'Second', body_text: 'and more and more' });
-    const nasty = ['"', "'", 'AND', 'OR NOT', '*', '(', ')', ':', '-', '^', 'NEAR(', '\\', '😀', "a'b", '!@#$%', '""', "''", 'a*', 'title:x', '{title}: x',
-      'NOT', 'a OR b', '-a', '+a', 'a & b', 'a | b', '!a', 'a <-> b', 'a:*', "'a':*", '\u0000', '\uFDD0', '\uD800', 'e\u0301', '\u0301', ' ', '',
-      'x'.repeat(3000), 'ab '.repeat(300), 'é'.repeat(700)];
+    const nasty = [
+      '"',
+      "'",
+      'AND',
+      'OR NOT',
+      '*',
+      '(',
+      ')',
+      ':',
+      '-',
+      '^',
+      'NEAR(',
+      '\\',
+      '😀',
+      "a'b",
+      '!@#$%',
+      '""',
+      "''",
+      'a*',
+      'title:x',
+      '{title}: x',
+      'NOT',
+      'a OR b',
+      '-a',
+      '+a',
+      'a & b',
+      'a | b',
+      '!a',
+      'a <-> b',
+      'a:*',
+      "'a':*",
+      '\u0000',
+      '\uFDD0',
+      '\uD800',
+      'e\u0301',
+      '\u0301',
+      ' ',
+      '',
+      'x'.repeat(3000),
+      'ab '.repeat(300),
+      'é'.repeat(700),
+    ];
     const arb = fc.oneof(
       fc.string({ maxLength: 60 }),
       fc.string({ unit: 'binary', maxLength: 60 }),
@@ -304,28 +386,31 @@ describe('searchContents', () => {
       fc.constantFrom(...nasty),
       fc.array(fc.constantFrom(...nasty, 'and', 'more', 'text', 'quoted'), { maxLength: 8 }).map((a) => a.join(' ')),
     );
-    await fc.assert(fc.asyncProperty(arb, fc.integer({ min: 1, max: 3 }), async (q, p) => {
-      const res = await search(siteId, q, (qb) => qb.where('contents.status', '=', 'published'), { page: p, limit: 1 });
-      expect(Object.keys(res).sort()).toEqual(['hits', 'total']);
-      expect(Number.isInteger(res.total)).toBe(true);
-      expect(res.hits.length).toBeLessThanOrEqual(1);
-      expect(res.total).toBeGreaterThanOrEqual(res.hits.length);
-      for (const h of res.hits) {
-        expect(Object.keys(h).sort()).toEqual(['bodyHighlight', 'id', 'rank', 'titleHighlight']);
-        expect(typeof h.id).toBe('number');
-        expect(Number.isFinite(h.rank)).toBe(true);
-        expect(h.titleHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
-        expect(h.bodyHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
-      }
-      if (searchTerms(q).length === 0) expect(res).toEqual({ hits: [], total: 0 });
-    }), { numRuns: 300 });
+    await fc.assert(
+      fc.asyncProperty(arb, fc.integer({ min: 1, max: 3 }), async (q, p) => {
+        const res = await search(siteId, q, (qb) => qb.where('contents.status', '=', 'published'), { page: p, limit: 1 });
+        expect(Object.keys(res).sort()).toEqual(['hits', 'total']);
+        expect(Number.isInteger(res.total)).toBe(true);
+        expect(res.hits.length).toBeLessThanOrEqual(1);
+        expect(res.total).toBeGreaterThanOrEqual(res.hits.length);
+        for (const h of res.hits) {
+          expect(Object.keys(h).sort()).toEqual(['bodyHighlight', 'id', 'rank', 'titleHighlight']);
+          expect(typeof h.id).toBe('number');
+          expect(Number.isFinite(h.rank)).toBe(true);
+          expect(h.titleHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
+          expect(h.bodyHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
+        }
+        if (searchTerms(q).length === 0) expect(res).toEqual({ hits: [], total: 0 });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('stays fast: 2,000 posts of about 5 KB, 50 searches (mostly one word) run twice, p99 under 25 ms', async () => {
     const siteId = await newSite();
     // A fixed pseudo-random vocabulary, Zipf-like frequencies, so words range from rare to common.
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const syllables = ['ka', 'lo', 'mi', 'ren', 'sto', 'va', 'pe', 'dor', 'qui', 'zu', 'bel', 'tan', 'gri', 'fo', 'nex', 'ha'];
     const vocab = Array.from({ length: 3000 }, (_, i) => {
       let w = '';
@@ -339,7 +424,11 @@ describe('searchContents', () => {
       return s;
     };
     const rows = Array.from({ length: 2000 }, (_, i) => rowValues(siteId, { title: `${word()} ${word()} ${word()} ${i}`, body_text: text(5000) }));
-    for (let i = 0; i < rows.length; i += 200) await db.insertInto('contents').values(rows.slice(i, i + 200)).execute();
+    for (let i = 0; i < rows.length; i += 200)
+      await db
+        .insertInto('contents')
+        .values(rows.slice(i, i + 200))
+        .execute();
 
     // PostgreSQL plans with statistics in real life (autovacuum); a table just filled has none.
     if (dialect === 'postgres') await sql`analyze contents`.execute(db);
@@ -361,7 +450,9 @@ describe('searchContents', () => {
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length * 0.5)]!;
     const p99 = times[Math.min(times.length - 1, Math.ceil(times.length * 0.99) - 1)]!;
-    console.log(`[${dialect}] search over 2,000 x 5 KB: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms, mean hits ${(matched / times.length).toFixed(0)}`);
+    console.log(
+      `[${dialect}] search over 2,000 x 5 KB: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms, mean hits ${(matched / times.length).toFixed(0)}`,
+    );
     expect(matched).toBeGreaterThan(0);
     expect(p99).toBeLessThan(25);
   }, 60_000);

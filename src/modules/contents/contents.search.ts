@@ -117,9 +117,17 @@ export function markedToHtml(text: string): string {
   };
   for (const ch of text.replace(/\s+/g, ' ').trim()) {
     if (ch === OPEN) {
-      if (!open) { flush(); out += '<mark>'; open = true; }
+      if (!open) {
+        flush();
+        out += '<mark>';
+        open = true;
+      }
     } else if (ch === CLOSE) {
-      if (open) { flush(); out += '</mark>'; open = false; }
+      if (open) {
+        flush();
+        out += '</mark>';
+        open = false;
+      }
     } else piece += ch;
   }
   flush();
@@ -230,7 +238,9 @@ function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, 
   const fts = sql`(select rowid as fts_id${scored ? sql`, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score` : sql``}
     from contents_fts where contents_fts match ${p.s_match}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``} limit -1)`;
   return filter.apply(
-    db.selectFrom(fts.as('fts')).crossJoin('contents')
+    db
+      .selectFrom(fts.as('fts'))
+      .crossJoin('contents')
       .where(sql<boolean>`contents.id = fts.fts_id`)
       .where('contents.site_id', '=', p.s_site) as unknown as ContentsQb,
     p,
@@ -245,26 +255,36 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   if (cached) return cached;
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
-    count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, { structural }),
+    count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
+      structural,
+    }),
     // One tier's page in two steps, in one statement. `ranked`: the tier's filtered matches with
     // their score, no dates: published_at and created_at sit after the bodies, in overflow
     // pages, and reading them for thousands of matches costs more than the whole search.
     // `boundary`: the score of the page's last row; only rows at or above it (ties included) get
     // their dates read for the final order.
-    tierPage: prepared((db, p: SqliteArgs) => (db as Kysely<any>)
-      .with((cte) => cte('ranked').materialized(), () =>
-        matchedRows(db, filter, p, true).select(['contents.id as id', sql<number>`-fts.fts_score`.as('score')]))
-      .with((cte) => cte('boundary').materialized(), (qc) =>
-        qc.selectFrom('ranked').select('score').orderBy('score', 'desc').limit(1).offset(p.s_last!))
-      .selectFrom('ranked as r')
-      .innerJoin('contents as c', 'c.id', 'r.id')
-      .select(['r.id', 'r.score', sql<string>`coalesce(c.published_at, c.created_at)`.as('sort_at')])
-      .where(sql<boolean>`not exists (select 1 from boundary) or r.score >= (select score from boundary)`)
-      .orderBy('r.score', 'desc')
-      .orderBy('sort_at', 'desc')
-      .orderBy('r.id', 'desc')
-      .limit(p.s_limit!)
-      .offset(p.s_offset!), { structural }),
+    tierPage: prepared(
+      (db, p: SqliteArgs) =>
+        (db as Kysely<any>)
+          .with(
+            (cte) => cte('ranked').materialized(),
+            () => matchedRows(db, filter, p, true).select(['contents.id as id', sql<number>`-fts.fts_score`.as('score')]),
+          )
+          .with(
+            (cte) => cte('boundary').materialized(),
+            (qc) => qc.selectFrom('ranked').select('score').orderBy('score', 'desc').limit(1).offset(p.s_last!),
+          )
+          .selectFrom('ranked as r')
+          .innerJoin('contents as c', 'c.id', 'r.id')
+          .select(['r.id', 'r.score', sql<string>`coalesce(c.published_at, c.created_at)`.as('sort_at')])
+          .where(sql<boolean>`not exists (select 1 from boundary) or r.score >= (select score from boundary)`)
+          .orderBy('r.score', 'desc')
+          .orderBy('sort_at', 'desc')
+          .orderBy('r.id', 'desc')
+          .limit(p.s_limit!)
+          .offset(p.s_offset!),
+      { structural },
+    ),
   };
   sqliteStatements.set(filter.apply, statements);
   return statements;
@@ -281,8 +301,7 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
   const inTitle = `{title} : (${match})`;
   const inHead = `{title slug} : (${match})`;
   const statements = statementsFor(filter);
-  const count = async (s_match: string) =>
-    Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match }))?.n ?? 0);
+  const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match }))?.n ?? 0);
 
   const total = await count(match);
   if (total === 0 || offset >= total) return { hits: [], total };
@@ -301,15 +320,25 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
     const to = Math.min(end, range.to);
     if (from >= to) continue;
     const page = await statements.tierPage.execute(db, {
-      ...filter.args, s_site: siteId, s_match: match, s_in: range.in, s_notIn: range.notIn,
-      s_last: to - range.from - 1, s_limit: to - from, s_offset: from - range.from,
+      ...filter.args,
+      s_site: siteId,
+      s_match: match,
+      s_in: range.in,
+      s_notIn: range.notIn,
+      s_last: to - range.from - 1,
+      s_limit: to - from,
+      s_offset: from - range.from,
     });
     for (const r of page) rows.push({ id: Number(r.id), score: Number(r.score), tier });
   }
   if (rows.length === 0) return { hits: [], total };
 
   // highlight() and snippet() need the MATCH; the rowid list keeps them to the page's rows.
-  const marks = (await highlightsQuery.execute(db, { match, ids: JSON.stringify(rows.map((r) => r.id)) })) as Array<{ id: number; title_hl: string | null; body_hl: string | null }>;
+  const marks = (await highlightsQuery.execute(db, { match, ids: JSON.stringify(rows.map((r) => r.id)) })) as Array<{
+    id: number;
+    title_hl: string | null;
+    body_hl: string | null;
+  }>;
   const byId = new Map(marks.map((m) => [Number(m.id), m]));
   return {
     total,
@@ -327,12 +356,14 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
 
 // `+rowid`: one pass over the matches. As an index constraint, SQLite would run the MATCH (and
 // merge every term of a prefix) once per listed rowid, several times slower.
-const highlightsQuery = prepared((_db, p: { match: string; ids: string }) => sql<{ id: number; title_hl: string | null; body_hl: string | null }>`
+const highlightsQuery = prepared(
+  (_db, p: { match: string; ids: string }) => sql<{ id: number; title_hl: string | null; body_hl: string | null }>`
     select rowid as id,
       highlight(contents_fts, 0, ${OPEN}, ${CLOSE}) as title_hl,
       snippet(contents_fts, 2, ${OPEN}, ${CLOSE}, ${ELLIPSIS}, ${SNIPPET_TOKENS}) as body_hl
     from contents_fts
-    where contents_fts match ${p.match} and +rowid in (select value from json_each(${p.ids}))`);
+    where contents_fts match ${p.match} and +rowid in (select value from json_each(${p.ids}))`,
+);
 
 // ------------------------------------------------------------------------------------------------
 // PostgreSQL
@@ -356,14 +387,20 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
     else 2 end`;
   const page = (qc: QueryCreator<any>) =>
     qc
-      .selectFrom(matched.select([
-        'contents.id as id',
-        tier().as('tier'),
-        'contents.search_vector as vector',
-        sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at'),
-      ]).as('m'))
+      .selectFrom(
+        matched
+          .select([
+            'contents.id as id',
+            tier().as('tier'),
+            'contents.search_vector as vector',
+            sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at'),
+          ])
+          .as('m'),
+      )
       .select([
-        'm.id', 'm.tier', 'm.sort_at',
+        'm.id',
+        'm.tier',
+        'm.sort_at',
         sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
           then ts_rank('{0.1, 0.2, 0.5, 1.0}', m.vector, ${tsq()}) else 0 end`.as('score'),
         sql<number>`count(*) over ()`.as('total'),
@@ -382,37 +419,72 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
   // from a little before the first word starting with a term (case-insensitive regular
   // expression; terms are letters, digits and marks, nothing a regular expression reads as
   // syntax), or from the start when only the title matched.
-  const firstWord = sql`${'\\m('} || ${sql.join(terms.map((t) => sql`cairn_search_fold(${t.text})`), sql` || '|' || `)} || ')'`;
+  const firstWord = sql`${'\\m('} || ${sql.join(
+    terms.map((t) => sql`cairn_search_fold(${t.text})`),
+    sql` || '|' || `,
+  )} || ')'`;
   const windowStart = sql<number>`greatest(1, regexp_instr(c.search_body, ${firstWord}, 1, 1, 0, 'i') - ${BODY_WINDOW_BEFORE})`;
   // The fragment is then found in search_body, and the same span of body_text gives the
   // original characters back (unfold).
   const rows = (await db
-    .with((cte) => cte('cut').materialized(), () =>
-      matched.select(tier().as('tier')).orderBy('tier').limit(1).offset(offset + limit - 1))
+    .with(
+      (cte) => cte('cut').materialized(),
+      () =>
+        matched
+          .select(tier().as('tier'))
+          .orderBy('tier')
+          .limit(1)
+          .offset(offset + limit - 1),
+    )
     .with('page', page)
     // Materialized: inlined, each reference to title_hl / body_hl would run ts_headline again.
-    .with((cte) => cte('hl').materialized(), (qc) =>
-      qc
-        .selectFrom('page')
-        .innerJoin('contents as c', 'c.id', 'page.id')
-        .select([
-          'page.id', 'page.score', 'page.tier', 'page.total', 'page.sort_at', 'c.title', 'c.body_text', 'c.search_body',
-          sql<string>`ts_headline('simple', cairn_search_fold(c.title), ${tsq()}, ${titleOptions})`.as('title_hl'),
-          sql<string>`ts_headline('simple', substr(c.search_body, ${windowStart}, ${BODY_WINDOW}), ${tsq()}, ${bodyOptions})`.as('body_hl'),
-        ]),
+    .with(
+      (cte) => cte('hl').materialized(),
+      (qc) =>
+        qc
+          .selectFrom('page')
+          .innerJoin('contents as c', 'c.id', 'page.id')
+          .select([
+            'page.id',
+            'page.score',
+            'page.tier',
+            'page.total',
+            'page.sort_at',
+            'c.title',
+            'c.body_text',
+            'c.search_body',
+            sql<string>`ts_headline('simple', cairn_search_fold(c.title), ${tsq()}, ${titleOptions})`.as('title_hl'),
+            sql<string>`ts_headline('simple', substr(c.search_body, ${windowStart}, ${BODY_WINDOW}), ${tsq()}, ${bodyOptions})`.as('body_hl'),
+          ]),
     )
     .with('located', (qc) =>
       qc
         .selectFrom('hl')
         .select([
-          'id', 'score', 'tier', 'total', 'sort_at', 'title', 'title_hl', 'body_hl', 'body_text',
+          'id',
+          'score',
+          'tier',
+          'total',
+          'sort_at',
+          'title',
+          'title_hl',
+          'body_hl',
+          'body_text',
           sql<number>`strpos(search_body, translate(body_hl, ${OPEN + CLOSE}, ''))`.as('body_pos'),
           sql<number>`length(translate(body_hl, ${OPEN + CLOSE}, ''))`.as('body_plain_len'),
         ]),
     )
     .selectFrom('located')
     .select([
-      'id', 'score', 'tier', 'total', 'title', 'title_hl', 'body_hl', 'body_pos', 'body_plain_len',
+      'id',
+      'score',
+      'tier',
+      'total',
+      'title',
+      'title_hl',
+      'body_hl',
+      'body_pos',
+      'body_plain_len',
       sql<number>`length(body_text)`.as('body_len'),
       sql<string>`substr(body_text, greatest(body_pos, 1), body_plain_len)`.as('body_src'),
     ])
@@ -420,9 +492,17 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
     .orderBy('score', 'desc')
     .orderBy('sort_at', 'desc')
     .orderBy('id', 'desc')
-    .execute()) as Array<PageRow & {
-      title: string; title_hl: string; body_hl: string; body_pos: number; body_plain_len: number; body_len: number; body_src: string;
-    }>;
+    .execute()) as Array<
+    PageRow & {
+      title: string;
+      title_hl: string;
+      body_hl: string;
+      body_pos: number;
+      body_plain_len: number;
+      body_len: number;
+      body_src: string;
+    }
+  >;
   if (rows.length === 0) return { hits: [], total: offset === 0 ? 0 : await countMatched(matched) };
 
   return {

@@ -60,20 +60,38 @@ function featuredImage(url: string | null, alt: string | null) {
 function toSummary(r: repo.SummaryRow, rel: Relations) {
   const id = Number(r.id);
   return {
-    id, title: r.title, slug: r.slug, type: 'post' as const, status: r.status, excerpt: r.excerpt, locale: r.locale,
-    translationGroup: r.translation_group, featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
-    categories: rel.categories.get(id) ?? [], tags: rel.tags.get(id) ?? [],
+    id,
+    title: r.title,
+    slug: r.slug,
+    type: 'post' as const,
+    status: r.status,
+    excerpt: r.excerpt,
+    locale: r.locale,
+    translationGroup: r.translation_group,
+    featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
+    categories: rel.categories.get(id) ?? [],
+    tags: rel.tags.get(id) ?? [],
     author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
-    publishedAt: r.published_at, scheduledAt: r.scheduled_at, createdAt: r.created_at, updatedAt: r.updated_at,
+    publishedAt: r.published_at,
+    scheduledAt: r.scheduled_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
 async function summaries(db: Executor, siteId: string, rows: repo.SummaryRow[]) {
-  const rel = await repo.loadRelations(db, siteId, rows.map((r) => Number(r.id)));
+  const rel = await repo.loadRelations(
+    db,
+    siteId,
+    rows.map((r) => Number(r.id)),
+  );
   return rows.map((r) => toSummary(r, rel));
 }
 
-interface StructuredData { faq: Array<{ question: string; answer: string }>; article: { enabled: boolean; type: string } }
+interface StructuredData {
+  faq: Array<{ question: string; answer: string }>;
+  article: { enabled: boolean; type: string };
+}
 
 function structuredDataOf(r: ContentRow): StructuredData {
   const sd = parseJson<Partial<StructuredData> | null>(r.structured_data, null) ?? {};
@@ -85,17 +103,21 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
   const out: Record<string, unknown>[] = [];
   if (sd.article.enabled) {
     out.push({
-      '@context': 'https://schema.org', '@type': sd.article.type, headline: r.meta_title ?? r.title,
+      '@context': 'https://schema.org',
+      '@type': sd.article.type,
+      headline: r.meta_title ?? r.title,
       ...(r.excerpt || r.meta_description ? { description: r.meta_description ?? r.excerpt } : {}),
       ...(r.featured_image_url ? { image: r.featured_image_url } : {}),
-      ...(r.published_at ? { datePublished: r.published_at } : {}), dateModified: r.updated_at,
+      ...(r.published_at ? { datePublished: r.published_at } : {}),
+      dateModified: r.updated_at,
       ...(author ? { author: { '@type': 'Person', name: author.fullName } } : {}),
       inLanguage: r.locale,
     });
   }
   if (sd.faq.length) {
     out.push({
-      '@context': 'https://schema.org', '@type': 'FAQPage',
+      '@context': 'https://schema.org',
+      '@type': 'FAQPage',
       mainEntity: sd.faq.map((f) => ({ '@type': 'Question', name: f.question, acceptedAnswer: { '@type': 'Answer', text: f.answer } })),
     });
   }
@@ -130,11 +152,25 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Vis
 async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<Record<string, unknown>> {
   const links = await repo.linkedIds(db, siteId, Number(r.id));
   return {
-    title: r.title, slug: r.slug, status: r.status, excerpt: r.excerpt, body: parseJson(r.body, null),
-    featuredImageUrl: r.featured_image_url, featuredImageAlt: r.featured_image_alt, scheduledAt: r.scheduled_at, publishedAt: r.published_at,
-    metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image,
-    metadata: parseJson(r.metadata, null), customData: parseJson(r.custom_data, null), structuredData: parseJson(r.structured_data, null),
-    categoryIds: links.categoryIds, tagIds: links.tagIds,
+    title: r.title,
+    slug: r.slug,
+    status: r.status,
+    excerpt: r.excerpt,
+    body: parseJson(r.body, null),
+    featuredImageUrl: r.featured_image_url,
+    featuredImageAlt: r.featured_image_alt,
+    scheduledAt: r.scheduled_at,
+    publishedAt: r.published_at,
+    metaTitle: r.meta_title,
+    metaDescription: r.meta_description,
+    metaKeywords: r.meta_keywords,
+    canonicalUrl: r.canonical_url,
+    ogImage: r.og_image,
+    metadata: parseJson(r.metadata, null),
+    customData: parseJson(r.custom_data, null),
+    structuredData: parseJson(r.structured_data, null),
+    categoryIds: links.categoryIds,
+    tagIds: links.tagIds,
   };
 }
 
@@ -147,8 +183,13 @@ async function writeRevision(tx: Executor, siteId: string, contentId: number, au
   const row = await repo.findContent(tx, siteId, contentId);
   const snapshot = await snapshotOf(tx, siteId, row!);
   await repo.insertRevision(tx, {
-    site_id: siteId, content_id: contentId, author_id: authorId, action, changed_fields: toJson(changedFields(before, snapshot)),
-    snapshot: toJson(snapshot), created_at: now(),
+    site_id: siteId,
+    content_id: contentId,
+    author_id: authorId,
+    action,
+    changed_fields: toJson(changedFields(before, snapshot)),
+    snapshot: toJson(snapshot),
+    created_at: now(),
   });
   return row!;
 }
@@ -183,9 +224,19 @@ export async function getContentBySlug(db: Executor, auth: Auth, slug: string, l
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
 export async function searchContents(db: Executor, dialect: DialectName, auth: Auth, query: ContentSearchQueryValue) {
   const { q, page, limit, ...filters } = query;
-  const { hits, total } = await search(db, dialect, auth.siteId, q,
-    { apply: repo.applyListFilters, args: repo.listFilterArgs(auth.siteId, filters, visibilityOf(auth)), structural: repo.LIST_STRUCTURAL }, query);
-  const rows = await repo.summariesByIds(db, auth.siteId, hits.map((h) => h.id));
+  const { hits, total } = await search(
+    db,
+    dialect,
+    auth.siteId,
+    q,
+    { apply: repo.applyListFilters, args: repo.listFilterArgs(auth.siteId, filters, visibilityOf(auth)), structural: repo.LIST_STRUCTURAL },
+    query,
+  );
+  const rows = await repo.summariesByIds(
+    db,
+    auth.siteId,
+    hits.map((h) => h.id),
+  );
   const byId = new Map((await summaries(db, auth.siteId, rows)).map((s) => [s.id, s]));
   const data = hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
   return { data, meta: pageMeta(total, query.page, query.limit) };
@@ -250,13 +301,32 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     else group = newTranslationGroup();
     const at = now();
     const id = await repo.insertContent(tx, {
-      site_id: siteId, type: 'post', title: input.title, slug, status, excerpt: input.excerpt ?? null, locale, translation_group: group,
-      author_id: auth.userId, body: rendered?.body ?? null, body_html: rendered?.body_html ?? '', body_text: rendered?.body_text ?? '',
-      featured_image_url: input.featuredImageUrl ?? null, featured_image_alt: input.featuredImageAlt ?? null,
-      meta_title: input.metaTitle ?? null, meta_description: input.metaDescription ?? null, meta_keywords: input.metaKeywords ?? null,
-      canonical_url: input.canonicalUrl ?? null, og_image: input.ogImage ?? null, metadata: input.metadata ? toJson(input.metadata) : null,
-      custom_data: input.customData ? toJson(input.customData) : null, structured_data: input.structuredData ? toJson(input.structuredData) : null,
-      scheduled_at: scheduledAt, published_at: status === 'published' ? at : null, created_at: at, updated_at: at,
+      site_id: siteId,
+      type: 'post',
+      title: input.title,
+      slug,
+      status,
+      excerpt: input.excerpt ?? null,
+      locale,
+      translation_group: group,
+      author_id: auth.userId,
+      body: rendered?.body ?? null,
+      body_html: rendered?.body_html ?? '',
+      body_text: rendered?.body_text ?? '',
+      featured_image_url: input.featuredImageUrl ?? null,
+      featured_image_alt: input.featuredImageAlt ?? null,
+      meta_title: input.metaTitle ?? null,
+      meta_description: input.metaDescription ?? null,
+      meta_keywords: input.metaKeywords ?? null,
+      canonical_url: input.canonicalUrl ?? null,
+      og_image: input.ogImage ?? null,
+      metadata: input.metadata ? toJson(input.metadata) : null,
+      custom_data: input.customData ? toJson(input.customData) : null,
+      structured_data: input.structuredData ? toJson(input.structuredData) : null,
+      scheduled_at: scheduledAt,
+      published_at: status === 'published' ? at : null,
+      created_at: at,
+      updated_at: at,
     });
     await repo.setCategories(tx, siteId, id, categoryIds);
     await repo.setTags(tx, siteId, id, tagIds);
@@ -269,9 +339,8 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
 
 export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput) {
   const siteId = auth.siteId;
-  const rendered = input.body !== undefined || input.bodyMarkdown !== undefined
-    ? renderBody(input) ?? { body: null, body_html: '', body_text: '' }
-    : undefined;
+  const rendered =
+    input.body !== undefined || input.bodyMarkdown !== undefined ? (renderBody(input) ?? { body: null, body_html: '', body_text: '' }) : undefined;
   return db.transaction().execute(async (tx) => {
     const v = visibilityOf(auth);
     const row = await repo.findContent(tx, siteId, id, v);
@@ -289,7 +358,8 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
       const customData = input.customData !== undefined ? input.customData : parseJson<Record<string, unknown> | null>(row.custom_data, null);
       await checkCustomData(tx, siteId, customData as Record<string, unknown> | null, categoryIds ?? (before.categoryIds as number[]));
     }
-    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'contents', siteId, row.locale, input.slug, id))) throw invalid('SLUG_TAKEN', 'slug');
+    if (input.slug && input.slug !== row.slug && (await slugTakenInLocale(tx, 'contents', siteId, row.locale, input.slug, id)))
+      throw invalid('SLUG_TAKEN', 'slug');
 
     const at = now();
     let scheduledAt: string | null | undefined;
@@ -304,19 +374,36 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     if (statusChanged && status === 'published') publishedAt = row.published_at ?? at;
 
     await repo.updateContent(tx, siteId, id, {
-      title: input.title, slug: input.slug, excerpt: input.excerpt, status: statusChanged ? status : undefined,
+      title: input.title,
+      slug: input.slug,
+      excerpt: input.excerpt,
+      status: statusChanged ? status : undefined,
       ...(rendered ?? {}),
-      featured_image_url: input.featuredImageUrl, featured_image_alt: input.featuredImageAlt,
-      meta_title: input.metaTitle, meta_description: input.metaDescription, meta_keywords: input.metaKeywords,
-      canonical_url: input.canonicalUrl, og_image: input.ogImage,
+      featured_image_url: input.featuredImageUrl,
+      featured_image_alt: input.featuredImageAlt,
+      meta_title: input.metaTitle,
+      meta_description: input.metaDescription,
+      meta_keywords: input.metaKeywords,
+      canonical_url: input.canonicalUrl,
+      og_image: input.ogImage,
       metadata: input.metadata === undefined ? undefined : input.metadata === null ? null : toJson(input.metadata),
       custom_data: input.customData === undefined ? undefined : input.customData === null ? null : toJson(input.customData),
       structured_data: input.structuredData === undefined ? undefined : input.structuredData === null ? null : toJson(input.structuredData),
-      scheduled_at: scheduledAt, published_at: publishedAt, updated_at: at,
+      scheduled_at: scheduledAt,
+      published_at: publishedAt,
+      updated_at: at,
     });
     if (categoryIds) await repo.setCategories(tx, siteId, id, categoryIds);
     if (tagIds) await repo.setTags(tx, siteId, id, tagIds);
-    const action = !statusChanged ? 'update' : status === 'published' ? 'publish' : status === 'scheduled' ? 'schedule' : status === 'archived' ? 'archive' : 'update';
+    const action = !statusChanged
+      ? 'update'
+      : status === 'published'
+        ? 'publish'
+        : status === 'scheduled'
+          ? 'schedule'
+          : status === 'archived'
+            ? 'archive'
+            : 'update';
     const updated = await writeRevision(tx, siteId, id, auth.userId, action, before);
     if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
     if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
@@ -333,10 +420,19 @@ async function bulkTransition(db: Db, auth: Auth, ids: Array<number | string>, f
   const list = toIds(ids)!;
   return db.transaction().execute(async (tx) => {
     const at = now();
-    const changed = await repo.transitionStatus(tx, auth.siteId, list, from, {
-      status: to, scheduled_at: null, updated_at: at,
-      ...(to === 'published' ? { published_at: sql<string>`coalesce(published_at, ${at})` as unknown as string } : {}),
-    }, visibilityOf(auth));
+    const changed = await repo.transitionStatus(
+      tx,
+      auth.siteId,
+      list,
+      from,
+      {
+        status: to,
+        scheduled_at: null,
+        updated_at: at,
+        ...(to === 'published' ? { published_at: sql<string>`coalesce(published_at, ${at})` as unknown as string } : {}),
+      },
+      visibilityOf(auth),
+    );
     for (const row of changed) {
       const id = Number(row.id);
       await cancelJob(tx, auth.siteId, jobKey(id));
@@ -370,13 +466,16 @@ export async function publishScheduled(db: Db, siteId: string, contentId: number
   return db.transaction().execute(async (tx) => {
     const at = now();
     const row = await repo.findContent(tx, siteId, contentId);
-    if (!row || row.status !== 'scheduled' || !row.scheduled_at) return false;
+    if (row?.status !== 'scheduled' || !row.scheduled_at) return false;
     if (Date.parse(row.scheduled_at) > Date.now()) {
       await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(contentId), payload: { contentId }, runAt: row.scheduled_at });
       return false;
     }
     const [changed] = await repo.transitionStatus(tx, siteId, [contentId], ['scheduled'], {
-      status: 'published', scheduled_at: null, published_at: at, updated_at: at,
+      status: 'published',
+      scheduled_at: null,
+      published_at: at,
+      updated_at: at,
     });
     if (!changed) return false;
     await writeRevision(tx, siteId, contentId, null, 'publish', null);
@@ -393,8 +492,12 @@ export async function listRevisions(db: Executor, auth: Auth, id: number, page: 
   const { rows, total } = await repo.listRevisions(db, auth.siteId, id, page);
   return {
     data: rows.map((r) => ({
-      id: Number(r.id), contentId: Number(r.content_id), action: r.action, changedFields: parseJson<string[]>(r.changed_fields, []),
-      author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null, createdAt: r.created_at,
+      id: Number(r.id),
+      contentId: Number(r.content_id),
+      action: r.action,
+      changedFields: parseJson<string[]>(r.changed_fields, []),
+      author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null,
+      createdAt: r.created_at,
     })),
     meta: pageMeta(total, page.page, page.limit),
   };
@@ -405,8 +508,12 @@ export async function getRevision(db: Executor, auth: Auth, id: number, revision
   const r = await repo.findRevision(db, auth.siteId, id, revisionId);
   if (!r) throw new AppError('REVISION_NOT_FOUND');
   return {
-    id: Number(r.id), contentId: Number(r.content_id), action: r.action, changedFields: parseJson<string[]>(r.changed_fields, []),
-    author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null, createdAt: r.created_at,
+    id: Number(r.id),
+    contentId: Number(r.content_id),
+    action: r.action,
+    changedFields: parseJson<string[]>(r.changed_fields, []),
+    author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null,
+    createdAt: r.created_at,
     snapshot: parseJson<Record<string, unknown>>(r.snapshot, {}),
   };
 }
@@ -425,16 +532,36 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
     const body = s.body ? renderBody({ body: s.body }) : { body: null, body_html: '', body_text: '' };
     const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
-      title: s.title, slug: slugFree ? s.slug : row.slug, excerpt: s.excerpt, ...body,
-      featured_image_url: s.featuredImageUrl, featured_image_alt: s.featuredImageAlt, meta_title: s.metaTitle,
-      meta_description: s.metaDescription, meta_keywords: s.metaKeywords, canonical_url: s.canonicalUrl, og_image: s.ogImage,
-      metadata: s.metadata ? toJson(s.metadata) : null, custom_data: s.customData ? toJson(s.customData) : null,
-      structured_data: s.structuredData ? toJson(s.structuredData) : null, updated_at: now(),
+      title: s.title,
+      slug: slugFree ? s.slug : row.slug,
+      excerpt: s.excerpt,
+      ...body,
+      featured_image_url: s.featuredImageUrl,
+      featured_image_alt: s.featuredImageAlt,
+      meta_title: s.metaTitle,
+      meta_description: s.metaDescription,
+      meta_keywords: s.metaKeywords,
+      canonical_url: s.canonicalUrl,
+      og_image: s.ogImage,
+      metadata: s.metadata ? toJson(s.metadata) : null,
+      custom_data: s.customData ? toJson(s.customData) : null,
+      structured_data: s.structuredData ? toJson(s.structuredData) : null,
+      updated_at: now(),
     });
     const cats = [...(await repo.existingIds(tx, 'categories', auth.siteId, s.categoryIds ?? []))];
     const tags = [...(await repo.existingIds(tx, 'tags', auth.siteId, s.tagIds ?? []))];
-    await repo.setCategories(tx, auth.siteId, id, (s.categoryIds ?? []).filter((c: number) => cats.includes(c)));
-    await repo.setTags(tx, auth.siteId, id, (s.tagIds ?? []).filter((t: number) => tags.includes(t)));
+    await repo.setCategories(
+      tx,
+      auth.siteId,
+      id,
+      (s.categoryIds ?? []).filter((c: number) => cats.includes(c)),
+    );
+    await repo.setTags(
+      tx,
+      auth.siteId,
+      id,
+      (s.tagIds ?? []).filter((t: number) => tags.includes(t)),
+    );
     const updated = await writeRevision(tx, auth.siteId, id, auth.userId, 'restore', before);
     return toDetail(tx, auth.siteId, updated, {});
   });
@@ -469,16 +596,32 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     const at = now();
     // Columns listed one by one: the row may carry database-maintained columns (a search vector).
     const newId = await repo.insertContent(tx, {
-      site_id: auth.siteId, type: row.type, title: row.title, slug, status: 'draft', excerpt: row.excerpt, locale: target,
-      translation_group: row.translation_group, author_id: auth.userId,
-      body: row.body === null ? null : toJson(parseJson(row.body, null)), body_html: row.body_html, body_text: row.body_text,
-      featured_image_url: row.featured_image_url, featured_image_alt: row.featured_image_alt, meta_title: row.meta_title,
-      meta_description: row.meta_description, meta_keywords: row.meta_keywords, canonical_url: row.canonical_url, og_image: row.og_image,
+      site_id: auth.siteId,
+      type: row.type,
+      title: row.title,
+      slug,
+      status: 'draft',
+      excerpt: row.excerpt,
+      locale: target,
+      translation_group: row.translation_group,
+      author_id: auth.userId,
+      body: row.body === null ? null : toJson(parseJson(row.body, null)),
+      body_html: row.body_html,
+      body_text: row.body_text,
+      featured_image_url: row.featured_image_url,
+      featured_image_alt: row.featured_image_alt,
+      meta_title: row.meta_title,
+      meta_description: row.meta_description,
+      meta_keywords: row.meta_keywords,
+      canonical_url: row.canonical_url,
+      og_image: row.og_image,
       metadata: row.metadata === null ? null : toJson(parseJson(row.metadata, null)),
       custom_data: row.custom_data === null ? null : toJson(parseJson(row.custom_data, null)),
       structured_data: row.structured_data === null ? null : toJson(parseJson(row.structured_data, null)),
-      scheduled_at: null, published_at: null,
-      created_at: at, updated_at: at,
+      scheduled_at: null,
+      published_at: null,
+      created_at: at,
+      updated_at: at,
     });
     await repo.setCategories(tx, auth.siteId, newId, await translatedCategoryIds(tx, auth.siteId, links.categoryIds, target));
     await repo.setTags(tx, auth.siteId, newId, await translatedTagIds(tx, auth.siteId, links.tagIds, target));

@@ -8,11 +8,16 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-interface SiteApi { api: Client; siteId: string; userId: string }
+interface SiteApi {
+  api: Client;
+  siteId: string;
+  userId: string;
+}
 async function site(locales: string[] = ['en']): Promise<SiteApi> {
   const s = await createSiteWithToken(ctx.app);
   const api = client(ctx.app, s.token);
-  if (locales.length > 1) expect((await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales })).status).toBe(200);
+  if (locales.length > 1)
+    expect((await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales })).status).toBe(200);
   return { api, siteId: s.siteId, userId: s.userId };
 }
 
@@ -23,7 +28,12 @@ async function post(api: Client, body: Record<string, unknown> = {}) {
 }
 
 async function outbox(siteId: string) {
-  return ctx.app.database.db.selectFrom('outbox_events').select(['type', 'payload']).where('site_id', '=', siteId).orderBy('id').execute()
+  return ctx.app.database.db
+    .selectFrom('outbox_events')
+    .select(['type', 'payload'])
+    .where('site_id', '=', siteId)
+    .orderBy('id')
+    .execute()
     .then((rows) => rows.map((r) => ({ type: r.type, data: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload })));
 }
 
@@ -35,9 +45,22 @@ describe('POST /v1/contents', () => {
     const res = await api.post('/v1/contents', { type: 'post', title: 'Hello, Wörld!', bodyMarkdown: '# Heading\n\nSome **bold** text.', excerpt: 'Short' });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({
-      id: expect.any(Number), title: 'Hello, Wörld!', slug: 'hello-world', type: 'post', status: 'draft', excerpt: 'Short', locale: 'en',
-      featuredImage: null, categories: [], tags: [], author: { id: userId, fullName: 'Site owner' }, publishedAt: null, scheduledAt: null,
-      bodyHtml: '<h1>Heading</h1><p>Some <strong>bold</strong> text.</p>', alternates: [], customData: null,
+      id: expect.any(Number),
+      title: 'Hello, Wörld!',
+      slug: 'hello-world',
+      type: 'post',
+      status: 'draft',
+      excerpt: 'Short',
+      locale: 'en',
+      featuredImage: null,
+      categories: [],
+      tags: [],
+      author: { id: userId, fullName: 'Site owner' },
+      publishedAt: null,
+      scheduledAt: null,
+      bodyHtml: '<h1>Heading</h1><p>Some <strong>bold</strong> text.</p>',
+      alternates: [],
+      customData: null,
       meta: { metaTitle: null, metaDescription: null, metaKeywords: null, canonicalUrl: null, ogImage: null },
     });
     expect(res.body.data.body).toMatchObject({ type: 'doc' });
@@ -48,7 +71,9 @@ describe('POST /v1/contents', () => {
 
   it('sanitizes the body: scripts, event handlers and javascript: links come out harmless', async () => {
     const { api } = await site();
-    const c = await post(api, { bodyMarkdown: '<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1)) and [ok](https://example.com)' });
+    const c = await post(api, {
+      bodyMarkdown: '<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1)) and [ok](https://example.com)',
+    });
     // Raw HTML in markdown becomes escaped text; no tag, attribute or link can carry script.
     expect(c.bodyHtml).not.toMatch(/<script/i);
     expect(c.bodyHtml).not.toMatch(/<[^>]+\son\w+=/i);
@@ -61,7 +86,11 @@ describe('POST /v1/contents', () => {
     const { api } = await site();
     const c = await post(api, { body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'From JSON' }] }] } });
     expect(c.bodyHtml).toBe('<p>From JSON</p>');
-    const bad = await api.post('/v1/contents', { type: 'post', title: 'x', body: { type: 'doc', content: [{ type: 'heading', attrs: { level: 9 }, content: [{ type: 'text', text: 'x' }] }] } });
+    const bad = await api.post('/v1/contents', {
+      type: 'post',
+      title: 'x',
+      body: { type: 'doc', content: [{ type: 'heading', attrs: { level: 9 }, content: [{ type: 'text', text: 'x' }] }] },
+    });
     expect(bad.status).toBe(422);
     expectErrorShape(bad.body, 422, 'BODY_INVALID');
     expect(Object.keys(bad.body.errors)[0]).toMatch(/^body\.content\[0\]/);
@@ -69,12 +98,26 @@ describe('POST /v1/contents', () => {
 
   it('holds every input limit at its boundary', async () => {
     const { api } = await site();
-    await post(api, { title: 't'.repeat(500), slug: 's'.repeat(500), metaTitle: 'm'.repeat(255), metaDescription: 'd'.repeat(500), metaKeywords: 'k'.repeat(500), canonicalUrl: `https://a.test/${'c'.repeat(985)}`, ogImage: `https://a.test/${'o'.repeat(985)}` });
+    await post(api, {
+      title: 't'.repeat(500),
+      slug: 's'.repeat(500),
+      metaTitle: 'm'.repeat(255),
+      metaDescription: 'd'.repeat(500),
+      metaKeywords: 'k'.repeat(500),
+      canonicalUrl: `https://a.test/${'c'.repeat(985)}`,
+      ogImage: `https://a.test/${'o'.repeat(985)}`,
+    });
     for (const [patch, field] of [
-      [{ title: 't'.repeat(501) }, 'title'], [{ title: '' }, 'title'], [{ slug: 's'.repeat(501) }, 'slug'], [{ metaTitle: 'm'.repeat(256) }, 'metaTitle'],
-      [{ metaDescription: 'd'.repeat(501) }, 'metaDescription'], [{ metaKeywords: 'k'.repeat(501) }, 'metaKeywords'],
-      [{ canonicalUrl: `https://a.test/${'c'.repeat(986)}` }, 'canonicalUrl'], [{ ogImage: `https://a.test/${'o'.repeat(986)}` }, 'ogImage'],
-      [{ type: 'page' }, 'type'], [{ status: 'live' }, 'status'],
+      [{ title: 't'.repeat(501) }, 'title'],
+      [{ title: '' }, 'title'],
+      [{ slug: 's'.repeat(501) }, 'slug'],
+      [{ metaTitle: 'm'.repeat(256) }, 'metaTitle'],
+      [{ metaDescription: 'd'.repeat(501) }, 'metaDescription'],
+      [{ metaKeywords: 'k'.repeat(501) }, 'metaKeywords'],
+      [{ canonicalUrl: `https://a.test/${'c'.repeat(986)}` }, 'canonicalUrl'],
+      [{ ogImage: `https://a.test/${'o'.repeat(986)}` }, 'ogImage'],
+      [{ type: 'page' }, 'type'],
+      [{ status: 'live' }, 'status'],
     ] as const) {
       const res = await api.post('/v1/contents', { type: 'post', title: 'x', ...patch });
       expect(res.status, JSON.stringify(patch).slice(0, 60)).toBe(422);
@@ -96,7 +139,7 @@ describe('POST /v1/contents', () => {
     expect((await post(api, { title: 'x', slug: 'same', locale: 'de' })).slug).toBe('same');
   });
 
-  it('refuses categoryIds and tagIds that are not the site\'s with 422', async () => {
+  it("refuses categoryIds and tagIds that are not the site's with 422", async () => {
     const { api } = await site();
     const other = await site();
     const foreignCat = (await other.api.post('/v1/categories', { name: 'Foreign' })).body.data.id;
@@ -117,7 +160,10 @@ describe('POST /v1/contents', () => {
     const c2 = (await api.post('/v1/categories', { name: 'Two' })).body.data;
     const t1 = (await api.post('/v1/tags', { name: 'Tag' })).body.data;
     const c = await post(api, { categoryIds: [c2.id, String(c1.id)], tagIds: [t1.id] });
-    expect(c.categories).toEqual([{ id: c2.id, name: 'Two', slug: 'two' }, { id: c1.id, name: 'One', slug: 'one' }]);
+    expect(c.categories).toEqual([
+      { id: c2.id, name: 'Two', slug: 'two' },
+      { id: c1.id, name: 'One', slug: 'one' },
+    ]);
     expect(c.tags).toEqual([{ id: t1.id, name: 'Tag', slug: 'tag' }]);
   });
 });
@@ -126,7 +172,9 @@ describe('customData and structured categories', () => {
   it('refuses customData without a structured category, validates it against the effective schema, and accepts valid data', async () => {
     const { api } = await site();
     const plain = (await api.post('/v1/categories', { name: 'Plain' })).body.data;
-    const recipes = (await api.post('/v1/categories', { name: 'Recipes', contentMode: 'structured', schema: [{ name: 'minutes', type: 'number', required: true }] })).body.data;
+    const recipes = (
+      await api.post('/v1/categories', { name: 'Recipes', contentMode: 'structured', schema: [{ name: 'minutes', type: 'number', required: true }] })
+    ).body.data;
     const sub = (await api.post('/v1/categories', { name: 'Soups', parentId: recipes.id, contentMode: 'structured', schemaSource: 'inherit' })).body.data;
     const none = await api.post('/v1/contents', { type: 'post', title: 'x', customData: { minutes: 5 } });
     expect(none.status).toBe(422);
@@ -166,7 +214,9 @@ describe('status rules', () => {
     const c = await post(api, { status: 'published' });
     expect(c.status).toBe('published');
     expect(Date.parse(c.publishedAt)).toBeGreaterThan(Date.now() - 10_000);
-    expect(await outbox(siteId)).toEqual([{ type: 'content.published', data: { id: c.id, title: 'A post', slug: c.slug, locale: 'en', status: 'published', publishedAt: c.publishedAt } }]);
+    expect(await outbox(siteId)).toEqual([
+      { type: 'content.published', data: { id: c.id, title: 'A post', slug: c.slug, locale: 'en', status: 'published', publishedAt: c.publishedAt } },
+    ]);
   });
 
   it('never unpublishes on an update without status; PUT to draft does', async () => {
@@ -228,7 +278,12 @@ describe('bulk operations (decisions G16)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ published: 3 });
     const events = await outbox(siteId);
-    expect(events.filter((e) => e.type === 'content.published').map((e) => e.data.id).sort()).toEqual([published.id, ...drafts.map((d) => d.id), scheduled.id].sort());
+    expect(
+      events
+        .filter((e) => e.type === 'content.published')
+        .map((e) => e.data.id)
+        .sort(),
+    ).toEqual([published.id, ...drafts.map((d) => d.id), scheduled.id].sort());
     expect(events).toHaveLength(4); // one from creating `published`, three from the bulk
     for (const c of [...drafts, scheduled]) {
       const got = (await api.get(`/v1/contents/${c.id}`)).body;
@@ -345,7 +400,12 @@ describe('GET /v1/contents', () => {
     expect(await titles(`authorId=${writer.userId}`)).toEqual(['Delta']);
     // Each row with its own author (joined per row, decisions N14).
     const authors = (await api.get('/v1/contents?sortBy=title&sortOrder=asc')).body.data.map((x: any) => [x.title, x.author?.fullName]);
-    expect(authors).toEqual([['Alpha', 'Site owner'], ['Bravo', 'Site owner'], ['Charlie', 'Site owner'], ['Delta', 'Writer']]);
+    expect(authors).toEqual([
+      ['Alpha', 'Site owner'],
+      ['Bravo', 'Site owner'],
+      ['Charlie', 'Site owner'],
+      ['Delta', 'Writer'],
+    ]);
     expect((await api.get(`/v1/contents/${d.id}`)).body.author).toEqual({ id: writer.userId, fullName: 'Writer' });
     expect(await titles('slug=bravo')).toEqual(['Bravo']);
     expect(await titles('slugs[]=alpha&slugs[]=delta')).toEqual(['Alpha', 'Delta']);
@@ -373,7 +433,13 @@ describe('GET /v1/contents', () => {
     const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: ['contents.view'] })).token);
     const totals = async () => {
       const total = async (c: Client, q = '') => (await c.get(`/v1/contents?${q}`)).body.meta.total;
-      return [await total(api), await total(api, 'status=draft'), await total(api, 'status=published'), await total(delivery), await total(delivery, 'status=draft')];
+      return [
+        await total(api),
+        await total(api, 'status=draft'),
+        await total(api, 'status=published'),
+        await total(delivery),
+        await total(delivery, 'status=draft'),
+      ];
     };
     expect(await totals()).toEqual([0, 0, 0, 0, 0]);
     const a = await post(api, { title: 'A' });
@@ -396,7 +462,11 @@ describe('GET /v1/contents', () => {
     // The counters agree with a real count, and other sites' contents never leak in.
     const other = await site();
     await post(other.api, { title: 'Elsewhere' });
-    const counted = await ctx.app.database.db.selectFrom('contents').select((eb) => eb.fn.countAll<number>().as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow();
+    const counted = await ctx.app.database.db
+      .selectFrom('contents')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('site_id', '=', siteId)
+      .executeTakeFirstOrThrow();
     expect(Number(counted.n)).toBe(2);
     expect((await api.get('/v1/contents')).body.meta.total).toBe(2);
     expect((await api.get('/v1/contents?locale=de')).body.meta.total).toBe(1);
@@ -453,10 +523,25 @@ describe('GET /v1/contents/:id and /v1/contents/slug/:slug', () => {
 
   it('builds Article and FAQ JSON-LD from structuredData', async () => {
     const { api } = await site();
-    const c = await post(api, { title: 'Guide', excerpt: 'How to', status: 'published', structuredData: { article: { enabled: true, type: 'BlogPosting' }, faq: [{ question: 'Why?', answer: 'Because.' }] } });
+    const c = await post(api, {
+      title: 'Guide',
+      excerpt: 'How to',
+      status: 'published',
+      structuredData: { article: { enabled: true, type: 'BlogPosting' }, faq: [{ question: 'Why?', answer: 'Because.' }] },
+    });
     expect(c.jsonLd).toEqual([
-      expect.objectContaining({ '@type': 'BlogPosting', headline: 'Guide', description: 'How to', datePublished: c.publishedAt, author: { '@type': 'Person', name: 'Site owner' } }),
-      { '@context': 'https://schema.org', '@type': 'FAQPage', mainEntity: [{ '@type': 'Question', name: 'Why?', acceptedAnswer: { '@type': 'Answer', text: 'Because.' } }] },
+      expect.objectContaining({
+        '@type': 'BlogPosting',
+        headline: 'Guide',
+        description: 'How to',
+        datePublished: c.publishedAt,
+        author: { '@type': 'Person', name: 'Site owner' },
+      }),
+      {
+        '@context': 'https://schema.org',
+        '@type': 'FAQPage',
+        mainEntity: [{ '@type': 'Question', name: 'Why?', acceptedAnswer: { '@type': 'Answer', text: 'Because.' } }],
+      },
     ]);
   });
 });
@@ -469,9 +554,21 @@ describe('translations of contents', () => {
     const en = await post(api, { title: 'Hello', excerpt: 'Hi', bodyMarkdown: 'Body', categoryIds: [cat.id], status: 'published' });
     const copy = await api.post(`/v1/contents/${en.id}/copy-to-locale`, { targetLocale: 'de' });
     expect(copy.status).toBe(200);
-    expect(copy.body.data).toMatchObject({ locale: 'de', status: 'draft', title: 'Hello', slug: en.slug, translationGroup: en.translationGroup, bodyHtml: '<p>Body</p>', categories: [{ id: catDe.id, name: 'News', slug: 'news' }] });
+    expect(copy.body.data).toMatchObject({
+      locale: 'de',
+      status: 'draft',
+      title: 'Hello',
+      slug: en.slug,
+      translationGroup: en.translationGroup,
+      bodyHtml: '<p>Body</p>',
+      categories: [{ id: catDe.id, name: 'News', slug: 'news' }],
+    });
     expect((await api.get(`/v1/contents/${en.id}`)).body.alternates).toEqual([{ locale: 'de', id: copy.body.data.id, slug: en.slug }]);
-    expect((await api.get(`/v1/contents/${en.id}/translations`)).body.data).toEqual({ en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'missing' } });
+    expect((await api.get(`/v1/contents/${en.id}/translations`)).body.data).toEqual({
+      en: { status: 'complete' },
+      de: { status: 'partial' },
+      fr: { status: 'missing' },
+    });
     const again = await api.post(`/v1/contents/${en.id}/copy-to-locale`, { locale: 'de' });
     expect(again.status).toBe(409);
     expectErrorShape(again.body, 409, 'TRANSLATION_EXISTS');
@@ -495,10 +592,13 @@ describe('delivery tokens and .own scopes (decisions G12, G13)', () => {
     expect((await delivery.post('/v1/contents', { type: 'post', title: 'x' })).status).toBe(403);
   });
 
-  it('limit a .own token to its user\'s contents', async () => {
+  it("limit a .own token to its user's contents", async () => {
     const { api, siteId } = await site();
     const others = await post(api, { title: 'Owner post' });
-    const writer = await createTokenFor(ctx.app, siteId, { newUser: 'Writer', scopes: ['contents.view.own', 'contents.create', 'contents.update.own', 'contents.delete.own', 'contents.publish.own'] });
+    const writer = await createTokenFor(ctx.app, siteId, {
+      newUser: 'Writer',
+      scopes: ['contents.view.own', 'contents.create', 'contents.update.own', 'contents.delete.own', 'contents.publish.own'],
+    });
     const w = client(ctx.app, writer.token);
     const mine = await post(w, { title: 'Mine' });
     expect((await w.get('/v1/contents')).body.data.map((c: any) => c.id)).toEqual([mine.id]);
@@ -511,14 +611,16 @@ describe('delivery tokens and .own scopes (decisions G12, G13)', () => {
 });
 
 describe('categories and tags stay true to the contents', () => {
-  it('counts linked contents, lists a category\'s contents, and deleting a category or tag removes only the link', async () => {
+  it("counts linked contents, lists a category's contents, and deleting a category or tag removes only the link", async () => {
     const { api } = await site();
     const cat = (await api.post('/v1/categories', { name: 'News' })).body.data;
     const tag = (await api.post('/v1/tags', { name: 'Hot' })).body.data;
     const a = await post(api, { title: 'A', categoryIds: [cat.id], tagIds: [tag.id] });
     await post(api, { title: 'B', categoryIds: [cat.id] });
     expect((await api.get(`/v1/categories/${cat.id}`)).body).toMatchObject({ contentCount: 2, contents: { meta: { total: 2 } } });
-    expect((await api.get(`/v1/categories/${cat.id}?limit=1`)).body.contents.data).toEqual([{ id: expect.any(Number), title: 'B', slug: 'b', status: 'draft' }]);
+    expect((await api.get(`/v1/categories/${cat.id}?limit=1`)).body.contents.data).toEqual([
+      { id: expect.any(Number), title: 'B', slug: 'b', status: 'draft' },
+    ]);
     expect((await api.get('/v1/categories/tree')).body.data[0].contentCount).toBe(2);
     expect((await api.get(`/v1/tags/${tag.id}`)).body.data.contentCount).toBe(1);
     expect((await api.get('/v1/tags')).body.data[0].contentCount).toBe(1);

@@ -28,18 +28,30 @@ const tags = ['Notification settings'];
 export const notificationsModule: AppModule = {
   name: 'notifications',
   routes(app, { db }) {
-    app.get('/settings/notifications', {
-      config: { scope: 'notifications.settings.view' },
-      schema: { tags, operationId: 'getNotificationSettings', summary: 'E-mail notification preferences', response: { 200: Data(Settings) } },
-    }, async (req) => ({ data: await service.getSettings(db, req.auth.siteId) }));
-
-    app.put('/settings/notifications', {
-      config: { scope: 'notifications.settings.update' },
-      schema: {
-        tags, operationId: 'updateNotificationSettings', summary: 'Update e-mail notification preferences (partial)',
-        description: 'Booleans per event type (formSubmission, newReview, reviewApproved, contentPublished) and up to 20 distinct recipient e-mail addresses.',
-        body: Update, response: { 200: Data(Settings) },
+    app.get(
+      '/settings/notifications',
+      {
+        config: { scope: 'notifications.settings.view' },
+        schema: { tags, operationId: 'getNotificationSettings', summary: 'E-mail notification preferences', response: { 200: Data(Settings) } },
       },
-    }, async (req) => ({ data: await service.updateSettings(db, req.auth.siteId, req.body) }));
+      async (req) => ({ data: await service.getSettings(db, req.auth.siteId) }),
+    );
+
+    app.put(
+      '/settings/notifications',
+      {
+        config: { scope: 'notifications.settings.update' },
+        schema: {
+          tags,
+          operationId: 'updateNotificationSettings',
+          summary: 'Update e-mail notification preferences (partial)',
+          description:
+            'Booleans per event type (formSubmission, newReview, reviewApproved, contentPublished) and up to 20 distinct recipient e-mail addresses.',
+          body: Update,
+          response: { 200: Data(Settings) },
+        },
+      },
+      async (req) => ({ data: await service.updateSettings(db, req.auth.siteId, req.body) }),
+    );
   },
 };

@@ -26,8 +26,12 @@ export async function updateSettings(db: Executor, siteId: string, patch: Partia
   const next = { ...(await getSettings(db, siteId)), ...patch };
   next.recipientEmails = [...new Set(next.recipientEmails.map((e) => e.trim().toLowerCase()))];
   await repo.upsertSettings(db, siteId, {
-    form_submission: next.formSubmission, new_review: next.newReview, review_approved: next.reviewApproved,
-    content_published: next.contentPublished, recipient_emails: toJson(next.recipientEmails), updated_at: now(),
+    form_submission: next.formSubmission,
+    new_review: next.newReview,
+    review_approved: next.reviewApproved,
+    content_published: next.contentPublished,
+    recipient_emails: toJson(next.recipientEmails),
+    updated_at: now(),
   });
   return getSettings(db, siteId);
 }

@@ -22,7 +22,13 @@ describe('GET and PUT /v1/settings/notifications', () => {
     const api = client(ctx.app, site.token);
     const res = await api.put('/v1/settings/notifications', { contentPublished: true, recipientEmails: ['Editor@Acme.test', 'ops@acme.test'] });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ formSubmission: true, newReview: true, reviewApproved: false, contentPublished: true, recipientEmails: ['editor@acme.test', 'ops@acme.test'] });
+    expect(res.body.data).toEqual({
+      formSubmission: true,
+      newReview: true,
+      reviewApproved: false,
+      contentPublished: true,
+      recipientEmails: ['editor@acme.test', 'ops@acme.test'],
+    });
     const again = await api.put('/v1/settings/notifications', { formSubmission: false });
     expect(again.body.data).toMatchObject({ formSubmission: false, contentPublished: true, recipientEmails: ['editor@acme.test', 'ops@acme.test'] });
     expect((await client(ctx.app, other.token).get('/v1/settings/notifications')).body.data.contentPublished).toBe(false);

@@ -30,16 +30,16 @@ declare module '../../db/types.js' {
 export type SingleTypeRow = Selectable<SingleTypesTable>;
 
 export function findSingleType(db: Executor, siteId: string, locale: string, slug: string) {
-  return db.selectFrom('single_types').selectAll()
-    .where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug)
-    .executeTakeFirst();
+  return db.selectFrom('single_types').selectAll().where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug).executeTakeFirst();
 }
 
 /** The list selects only what the list shows: never the data, schema or body. */
 export async function listSingleTypes(db: Executor, dialect: DialectName, siteId: string, query: ListQuery & CommonFilterValues) {
   const base = applyCommonFilters(
     db.selectFrom('single_types').select(['id', 'slug', 'name', 'locale', 'created_at', 'updated_at']).where('site_id', '=', siteId),
-    dialect, query, ['name', 'slug'],
+    dialect,
+    query,
+    ['name', 'slug'],
   );
   const column = (query.sortBy ?? 'created_at') as 'created_at' | 'updated_at' | 'name' | 'slug';
   const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
@@ -56,8 +56,6 @@ export function updateSingleType(db: Executor, siteId: string, id: number, patch
 }
 
 export async function deleteSingleType(db: Executor, siteId: string, locale: string, slug: string): Promise<boolean> {
-  const res = await db.deleteFrom('single_types')
-    .where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug)
-    .executeTakeFirst();
+  const res = await db.deleteFrom('single_types').where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }

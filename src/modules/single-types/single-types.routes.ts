@@ -1,7 +1,13 @@
 import type { AppModule } from '../types.js';
 import { Data, Message, Paginated } from '../../shared/schemas.js';
 import {
-  SingleType, SingleTypeCreate, SingleTypeListItem, SingleTypeListQuery, SingleTypeLocaleQuery, SingleTypeParams, SingleTypeUpdate,
+  SingleType,
+  SingleTypeCreate,
+  SingleTypeListItem,
+  SingleTypeListQuery,
+  SingleTypeLocaleQuery,
+  SingleTypeParams,
+  SingleTypeUpdate,
 } from './single-types.schemas.js';
 import * as service from './single-types.service.js';
 
@@ -10,49 +16,90 @@ const tags = ['Single types'];
 export const singleTypesModule: AppModule = {
   name: 'single-types',
   routes(app, { db, dialect }) {
-    app.get('/single-types', {
-      config: { scope: 'single_types.view' },
-      schema: {
-        tags, operationId: 'listSingleTypes', summary: 'List single types',
-        querystring: SingleTypeListQuery, response: { 200: Paginated(SingleTypeListItem) },
+    app.get(
+      '/single-types',
+      {
+        config: { scope: 'single_types.view' },
+        schema: {
+          tags,
+          operationId: 'listSingleTypes',
+          summary: 'List single types',
+          querystring: SingleTypeListQuery,
+          response: { 200: Paginated(SingleTypeListItem) },
+        },
       },
-    }, async (req) => service.listSingleTypes(db, dialect, req.auth.siteId, req.query));
+      async (req) => service.listSingleTypes(db, dialect, req.auth.siteId, req.query),
+    );
 
-    app.post('/single-types', {
-      config: { scope: 'single_types.create' },
-      schema: {
-        tags, operationId: 'createSingleType', summary: 'Create a single type',
-        description: '`data` is required unless `body` or `bodyMarkdown` is given. The body is stored as document JSON and rendered to sanitized `bodyHtml` on save.',
-        body: SingleTypeCreate, response: { 201: Data(SingleType) },
+    app.post(
+      '/single-types',
+      {
+        config: { scope: 'single_types.create' },
+        schema: {
+          tags,
+          operationId: 'createSingleType',
+          summary: 'Create a single type',
+          description:
+            '`data` is required unless `body` or `bodyMarkdown` is given. The body is stored as document JSON and rendered to sanitized `bodyHtml` on save.',
+          body: SingleTypeCreate,
+          response: { 201: Data(SingleType) },
+        },
       },
-    }, async (req, reply) => reply.code(201).send({ data: await service.createSingleType(db, req.auth.siteId, req.body) }));
+      async (req, reply) => reply.code(201).send({ data: await service.createSingleType(db, req.auth.siteId, req.body) }),
+    );
 
-    app.get('/single-types/:slug', {
-      config: { scope: 'single_types.view' },
-      schema: {
-        tags, operationId: 'getSingleType', summary: 'Get a single type by slug, in the given locale (default: the site\'s default locale)',
-        params: SingleTypeParams, querystring: SingleTypeLocaleQuery, response: { 200: Data(SingleType) },
+    app.get(
+      '/single-types/:slug',
+      {
+        config: { scope: 'single_types.view' },
+        schema: {
+          tags,
+          operationId: 'getSingleType',
+          summary: "Get a single type by slug, in the given locale (default: the site's default locale)",
+          params: SingleTypeParams,
+          querystring: SingleTypeLocaleQuery,
+          response: { 200: Data(SingleType) },
+        },
       },
-    }, async (req) => ({ data: await service.getSingleType(db, req.auth.siteId, req.params.slug, req.query.locale) }));
+      async (req) => ({ data: await service.getSingleType(db, req.auth.siteId, req.params.slug, req.query.locale) }),
+    );
 
-    app.put('/single-types/:slug', {
-      config: { scope: 'single_types.update' },
-      schema: {
-        tags, operationId: 'updateSingleType', summary: 'Update a single type (partial; the slug is permanent)',
-        description: 'A `slug` that differs from the current one is a 422. `meta` is merged. When `schema` or `data` changes, the resulting data is validated against the resulting schema; `schema: null` removes it.',
-        params: SingleTypeParams, querystring: SingleTypeLocaleQuery, body: SingleTypeUpdate, response: { 200: Data(SingleType) },
+    app.put(
+      '/single-types/:slug',
+      {
+        config: { scope: 'single_types.update' },
+        schema: {
+          tags,
+          operationId: 'updateSingleType',
+          summary: 'Update a single type (partial; the slug is permanent)',
+          description:
+            'A `slug` that differs from the current one is a 422. `meta` is merged. When `schema` or `data` changes, the resulting data is validated against the resulting schema; `schema: null` removes it.',
+          params: SingleTypeParams,
+          querystring: SingleTypeLocaleQuery,
+          body: SingleTypeUpdate,
+          response: { 200: Data(SingleType) },
+        },
       },
-    }, async (req) => ({ data: await service.updateSingleType(db, req.auth.siteId, req.params.slug, req.query.locale, req.body) }));
+      async (req) => ({ data: await service.updateSingleType(db, req.auth.siteId, req.params.slug, req.query.locale, req.body) }),
+    );
 
-    app.delete('/single-types/:slug', {
-      config: { scope: 'single_types.delete' },
-      schema: {
-        tags, operationId: 'deleteSingleType', summary: 'Delete a single type in the given locale',
-        params: SingleTypeParams, querystring: SingleTypeLocaleQuery, response: { 200: Message },
+    app.delete(
+      '/single-types/:slug',
+      {
+        config: { scope: 'single_types.delete' },
+        schema: {
+          tags,
+          operationId: 'deleteSingleType',
+          summary: 'Delete a single type in the given locale',
+          params: SingleTypeParams,
+          querystring: SingleTypeLocaleQuery,
+          response: { 200: Message },
+        },
       },
-    }, async (req) => {
-      await service.deleteSingleType(db, req.auth.siteId, req.params.slug, req.query.locale);
-      return { message: 'Single type deleted.' };
-    });
+      async (req) => {
+        await service.deleteSingleType(db, req.auth.siteId, req.params.slug, req.query.locale);
+        return { message: 'Single type deleted.' };
+      },
+    );
   },
 };

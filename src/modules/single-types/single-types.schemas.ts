@@ -7,7 +7,10 @@ import { SLUG_PATTERN } from '../../shared/slug.js';
 /** Free JSON object: checked against the single type's field schema when it has one. */
 const DataObject = Type.Object({}, { additionalProperties: true, description: 'Structured data; validated against `schema` when one is set' });
 const FieldDefinition = Type.Object({}, { additionalProperties: true, description: 'A field definition `{ name, type, label?, required?, ... }`' });
-const Doc = Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`' });
+const Doc = Type.Object(
+  { type: Type.String() },
+  { additionalProperties: true, description: 'ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`' },
+);
 
 const Meta = Type.Object({
   metaTitle: Nullable(Type.String()),
@@ -39,24 +42,25 @@ export const SingleTypeListItem = Type.Object({
 export const SingleTypeParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const SingleTypeLocaleQuery = Type.Object({
-  locale: Type.Optional({ ...Locale, description: 'The locale of the single type (default: the site\'s default locale)' }),
+  locale: Type.Optional({ ...Locale, description: "The locale of the single type (default: the site's default locale)" }),
 });
 
 const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and hyphens; permanent' });
 
 /** `[...]` or `{ fields: [...] }`; null removes the schema (and so its validation). */
-const FieldSchemaInput = Type.Union([
-  Type.Array(FieldDefinition),
-  Type.Object({ fields: Type.Array(FieldDefinition) }),
-  Type.Null(),
-], { description: 'Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them' });
+const FieldSchemaInput = Type.Union([Type.Array(FieldDefinition), Type.Object({ fields: Type.Array(FieldDefinition) }), Type.Null()], {
+  description: 'Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them',
+});
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   description: Nullable(Type.String({ maxLength: 1000 })),
   data: DataObject,
   schema: FieldSchemaInput,
-  body: Type.Unknown({ description: 'Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both' }),
+  body: Type.Unknown({
+    description:
+      'Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both',
+  }),
   bodyMarkdown: Nullable(Type.String({ description: 'Rich-text body as markdown (CommonMark, GFM tables, strikethrough); converted to `body` on save' })),
   meta: Type.Object({
     metaTitle: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),

@@ -17,13 +17,17 @@ type SingleTypeOut = Static<typeof SingleType>;
 /** Reads return what was stored on write: the document and its HTML are never rendered here. */
 function toSingleType(r: SingleTypeRow): SingleTypeOut {
   return {
-    slug: r.slug, name: r.name, description: r.description, locale: r.locale,
+    slug: r.slug,
+    name: r.name,
+    description: r.description,
+    locale: r.locale,
     data: parseJson<Record<string, unknown>>(r.data, {}),
     schema: parseJson<SingleTypeOut['schema']>(r.schema, null),
     body: parseJson<SingleTypeOut['body']>(r.body, null),
     bodyHtml: r.body_html,
     meta: { metaTitle: r.meta_title, metaDescription: r.meta_description },
-    createdAt: r.created_at, updatedAt: r.updated_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -101,11 +105,19 @@ export async function createSingleType(db: Db, siteId: string, input: Static<typ
     }
     const at = now();
     await repo.insertSingleType(tx, {
-      site_id: siteId, slug: input.slug, name, description: input.description ?? null, locale,
-      data: toJson(data), schema: schema ? toJson(schema) : null,
-      body: rendered ? toJson(rendered.doc) : null, body_html: rendered ? rendered.html : '',
-      meta_title: input.meta?.metaTitle ?? null, meta_description: input.meta?.metaDescription ?? null,
-      created_at: at, updated_at: at,
+      site_id: siteId,
+      slug: input.slug,
+      name,
+      description: input.description ?? null,
+      locale,
+      data: toJson(data),
+      schema: schema ? toJson(schema) : null,
+      body: rendered ? toJson(rendered.doc) : null,
+      body_html: rendered ? rendered.html : '',
+      meta_title: input.meta?.metaTitle ?? null,
+      meta_description: input.meta?.metaDescription ?? null,
+      created_at: at,
+      updated_at: at,
     });
     return toSingleType(await getRow(tx, siteId, locale, input.slug));
   });

@@ -37,20 +37,30 @@ describe('POST /v1/single-types', () => {
   it('creates a single type (201) with every field, and GET returns exactly the same', async () => {
     const api = await site();
     const res = await api.post('/v1/single-types', {
-      slug: 'about', name: 'About us', description: 'Who we are', data: { title: 'Hello', count: 3, layout: 'wide', extra: { a: [1, 2] } },
-      schema: SCHEMA, meta: { metaTitle: 'About | Cairn', metaDescription: 'All about us' },
+      slug: 'about',
+      name: 'About us',
+      description: 'Who we are',
+      data: { title: 'Hello', count: 3, layout: 'wide', extra: { a: [1, 2] } },
+      schema: SCHEMA,
+      meta: { metaTitle: 'About | Cairn', metaDescription: 'All about us' },
     });
     expect(res.status).toBe(201);
     const expected = {
-      slug: 'about', name: 'About us', description: 'Who we are', locale: 'en',
+      slug: 'about',
+      name: 'About us',
+      description: 'Who we are',
+      locale: 'en',
       data: { title: 'Hello', count: 3, layout: 'wide', extra: { a: [1, 2] } },
       schema: [
         { name: 'title', type: 'string', required: true, maxLength: 20 },
         { name: 'count', type: 'number' },
         { name: 'layout', type: 'select', options: [{ value: 'wide' }, { value: 'narrow' }] },
       ],
-      body: null, bodyHtml: '', meta: { metaTitle: 'About | Cairn', metaDescription: 'All about us' },
-      createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO),
+      body: null,
+      bodyHtml: '',
+      meta: { metaTitle: 'About | Cairn', metaDescription: 'All about us' },
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
     };
     expect(res.body).toEqual({ data: expected });
     expect(res.body.data.updatedAt).toBe(res.body.data.createdAt);
@@ -64,8 +74,17 @@ describe('POST /v1/single-types', () => {
     const res = await api.post('/v1/single-types', { slug: 'imprint', name: '  Imprint  ', data: {} });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
-      slug: 'imprint', name: 'Imprint', description: null, locale: 'en', data: {}, schema: null, body: null, bodyHtml: '',
-      meta: { metaTitle: null, metaDescription: null }, createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO),
+      slug: 'imprint',
+      name: 'Imprint',
+      description: null,
+      locale: 'en',
+      data: {},
+      schema: null,
+      body: null,
+      bodyHtml: '',
+      meta: { metaTitle: null, metaDescription: null },
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
     });
   });
 
@@ -83,7 +102,11 @@ describe('POST /v1/single-types', () => {
     expect(md.status).toBe(201);
     expect(md.body.data.data).toEqual({});
     expect(md.body.data.bodyHtml).toBe('<p>Hello</p>');
-    const json = await api.post('/v1/single-types', { slug: 'json', name: 'JSON', body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Hi' }] }] } });
+    const json = await api.post('/v1/single-types', {
+      slug: 'json',
+      name: 'JSON',
+      body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Hi' }] }] },
+    });
     expect(json.status).toBe(201);
     expect(json.body.data.data).toEqual({});
     expect(json.body.data.bodyHtml).toBe('<p>Hi</p>');
@@ -106,12 +129,17 @@ describe('POST /v1/single-types', () => {
   it('holds name at 1-255, description at 1000, metaTitle at 255 and metaDescription at 500', async () => {
     const api = await site();
     const ok = await api.post('/v1/single-types', {
-      slug: 'max', name: 'n'.repeat(255), description: 'd'.repeat(1000), data: {},
+      slug: 'max',
+      name: 'n'.repeat(255),
+      description: 'd'.repeat(1000),
+      data: {},
       meta: { metaTitle: 't'.repeat(255), metaDescription: 'm'.repeat(500) },
     });
     expect(ok.status).toBe(201);
     expect(ok.body.data).toMatchObject({
-      name: 'n'.repeat(255), description: 'd'.repeat(1000), meta: { metaTitle: 't'.repeat(255), metaDescription: 'm'.repeat(500) },
+      name: 'n'.repeat(255),
+      description: 'd'.repeat(1000),
+      meta: { metaTitle: 't'.repeat(255), metaDescription: 'm'.repeat(500) },
     });
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ name: 'n'.repeat(256) }, 'name'],
@@ -149,10 +177,21 @@ describe('POST /v1/single-types', () => {
 
   it('refuses an invalid field schema with 422 SCHEMA_INVALID naming the definition', async () => {
     const api = await site();
-    const res = await api.post('/v1/single-types', { slug: 'a', name: 'A', data: {}, schema: [{ name: 'title', type: 'string' }, { name: 'x', type: 'nope' }] });
+    const res = await api.post('/v1/single-types', {
+      slug: 'a',
+      name: 'A',
+      data: {},
+      schema: [
+        { name: 'title', type: 'string' },
+        { name: 'x', type: 'nope' },
+      ],
+    });
     expect422(res, 'SCHEMA_INVALID', ['schema[1].type']);
     const nested = await api.post('/v1/single-types', {
-      slug: 'a', name: 'A', data: {}, schema: [{ name: 'hero', type: 'object', fields: [{ name: '1bad', type: 'string' }] }],
+      slug: 'a',
+      name: 'A',
+      data: {},
+      schema: [{ name: 'hero', type: 'object', fields: [{ name: '1bad', type: 'string' }] }],
     });
     expect422(nested, 'SCHEMA_INVALID', ['schema[0].fields[0].name']);
     expect((await api.get('/v1/single-types')).body.meta.total).toBe(0);
@@ -181,15 +220,32 @@ describe('POST /v1/single-types', () => {
 
 describe('rich-text body', () => {
   const MARKDOWN = [
-    '# About us', '', '## Team', '', '- *Ada* and **Linus**', '- `npm test`', '', '1. one', '2. two', '',
-    'See [our site](https://example.com/about) or [this](javascript:alert(1)).', '',
-    '| Name | Role |', '|---|---|', '| Ada | Dev |', '',
-    '<script>alert(1)</script>', '', '<img src="x" onerror="alert(1)">', '',
+    '# About us',
+    '',
+    '## Team',
+    '',
+    '- *Ada* and **Linus**',
+    '- `npm test`',
+    '',
+    '1. one',
+    '2. two',
+    '',
+    'See [our site](https://example.com/about) or [this](javascript:alert(1)).',
+    '',
+    '| Name | Role |',
+    '|---|---|',
+    '| Ada | Dev |',
+    '',
+    '<script>alert(1)</script>',
+    '',
+    '<img src="x" onerror="alert(1)">',
+    '',
   ].join('\n');
-  const HTML = '<h1>About us</h1><h2>Team</h2><ul><li><p><em>Ada</em> and <strong>Linus</strong></p></li><li><p><code>npm test</code></p></li></ul>'
-    + '<ol><li><p>one</p></li><li><p>two</p></li></ol><p>See <a href="https://example.com/about">our site</a> or this.</p>'
-    + '<table><thead><tr><th><p>Name</p></th><th><p>Role</p></th></tr></thead><tbody><tr><td><p>Ada</p></td><td><p>Dev</p></td></tr></tbody></table>'
-    + '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p><p>&lt;img src="x" onerror="alert(1)"&gt;</p>';
+  const HTML =
+    '<h1>About us</h1><h2>Team</h2><ul><li><p><em>Ada</em> and <strong>Linus</strong></p></li><li><p><code>npm test</code></p></li></ul>' +
+    '<ol><li><p>one</p></li><li><p>two</p></li></ol><p>See <a href="https://example.com/about">our site</a> or this.</p>' +
+    '<table><thead><tr><th><p>Name</p></th><th><p>Role</p></th></tr></thead><tbody><tr><td><p>Ada</p></td><td><p>Dev</p></td></tr></tbody></table>' +
+    '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p><p>&lt;img src="x" onerror="alert(1)"&gt;</p>';
 
   function expectHarmless(html: string): void {
     expect(html).not.toMatch(/<script/i);
@@ -219,11 +275,16 @@ describe('rich-text body', () => {
       type: 'doc',
       content: [
         { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Hello' }] },
-        { type: 'paragraph', content: [
-          { type: 'text', text: 'bold', marks: [{ type: 'bold' }] }, { type: 'text', text: ' and ' },
-          { type: 'text', text: 'link', marks: [{ type: 'link', attrs: { href: 'https://example.com' } }] }, { type: 'text', text: ' and ' },
-          { type: 'text', text: 'bad', marks: [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }] },
-        ] },
+        {
+          type: 'paragraph',
+          content: [
+            { type: 'text', text: 'bold', marks: [{ type: 'bold' }] },
+            { type: 'text', text: ' and ' },
+            { type: 'text', text: 'link', marks: [{ type: 'link', attrs: { href: 'https://example.com' } }] },
+            { type: 'text', text: ' and ' },
+            { type: 'text', text: 'bad', marks: [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }] },
+          ],
+        },
         { type: 'image', attrs: { src: 'https://example.com/a.png', onerror: 'alert(1)' } },
         { type: 'paragraph', content: [{ type: 'text', text: '<script>alert(1)</script>' }] },
       ],
@@ -231,8 +292,8 @@ describe('rich-text body', () => {
     const res = await api.post('/v1/single-types', { slug: 'doc', name: 'Doc', body: doc });
     expect(res.status).toBe(201);
     expect(res.body.data.bodyHtml).toBe(
-      '<h2>Hello</h2><p><strong>bold</strong> and <a href="https://example.com">link</a> and bad</p>'
-      + '<img src="https://example.com/a.png" /><p>&lt;script&gt;alert(1)&lt;/script&gt;</p>',
+      '<h2>Hello</h2><p><strong>bold</strong> and <a href="https://example.com">link</a> and bad</p>' +
+        '<img src="https://example.com/a.png" /><p>&lt;script&gt;alert(1)&lt;/script&gt;</p>',
     );
     expectHarmless(res.body.data.bodyHtml);
     expect(res.body.data.body.content[1].content[3]).toEqual({ type: 'text', text: ' and bad' });
@@ -242,7 +303,9 @@ describe('rich-text body', () => {
   it('refuses a body that is not a valid document with 422 BODY_INVALID, and both body and bodyMarkdown', async () => {
     const api = await site();
     expect422(await api.post('/v1/single-types', { slug: 'a', name: 'A', body: { type: 'nope' } }), 'BODY_INVALID', ['body.type']);
-    expect422(await api.post('/v1/single-types', { slug: 'a', name: 'A', body: { type: 'doc', content: [{ type: 'script' }] } }), 'BODY_INVALID', ['body.content[0].type']);
+    expect422(await api.post('/v1/single-types', { slug: 'a', name: 'A', body: { type: 'doc', content: [{ type: 'script' }] } }), 'BODY_INVALID', [
+      'body.content[0].type',
+    ]);
     expect422(await api.post('/v1/single-types', { slug: 'a', name: 'A', data: {}, body: '<p>html</p>' }), 'BODY_INVALID', ['body']);
     expect422(await api.post('/v1/single-types', { slug: 'a', name: 'A', data: {}, body: [] }), 'BODY_INVALID', ['body']);
     const both = await api.post('/v1/single-types', { slug: 'a', name: 'A', body: { type: 'doc', content: [] }, bodyMarkdown: 'x' });
@@ -262,7 +325,13 @@ describe('rich-text body', () => {
 describe('GET /v1/single-types', () => {
   async function seeded() {
     const api = await site(['en', 'de']);
-    for (const [slug, name] of [['alpha', 'Alpha page'], ['bravo', 'Bravo page'], ['charlie', 'Charlie page'], ['delta', 'Delta page'], ['echo', 'Echo page']]) {
+    for (const [slug, name] of [
+      ['alpha', 'Alpha page'],
+      ['bravo', 'Bravo page'],
+      ['charlie', 'Charlie page'],
+      ['delta', 'Delta page'],
+      ['echo', 'Echo page'],
+    ]) {
       expect((await api.post('/v1/single-types', { slug, name, data: { secret: 1 } })).status).toBe(201);
       await new Promise((r) => setTimeout(r, 3));
     }
@@ -328,7 +397,7 @@ describe('GET /v1/single-types', () => {
     expect422(await api.get('/v1/single-types?dateFrom=yesterday'), 'VALIDATION_FAILED', ['dateFrom']);
   });
 
-  it('never lists another site\'s single types', async () => {
+  it("never lists another site's single types", async () => {
     const api = await seeded();
     const other = await site();
     await other.post('/v1/single-types', { slug: 'alpha', name: 'Alpha', data: {} });
@@ -338,7 +407,7 @@ describe('GET /v1/single-types', () => {
 });
 
 describe('GET /v1/single-types/:slug', () => {
-  it('picks the locale from the query (default: the site\'s default locale) and answers 404 where it does not exist', async () => {
+  it("picks the locale from the query (default: the site's default locale) and answers 404 where it does not exist", async () => {
     const api = await site(['en', 'de', 'fr']);
     await api.post('/v1/single-types', { slug: 'about', name: 'About', data: { lang: 'en' } });
     await api.post('/v1/single-types', { slug: 'about', name: 'Über uns', data: { lang: 'de' }, locale: 'de' });
@@ -352,7 +421,7 @@ describe('GET /v1/single-types/:slug', () => {
     expect422(await api.get('/v1/single-types/about?locale=xx_!!'), 'LOCALE_INVALID', ['locale']);
   });
 
-  it('answers 404 for an unknown slug or another site\'s single type, and 422 for a slug over 100 characters', async () => {
+  it("answers 404 for an unknown slug or another site's single type, and 422 for a slug over 100 characters", async () => {
     const api = await site();
     const other = await site();
     await other.post('/v1/single-types', { slug: 'theirs', name: 'Theirs', data: {} });
@@ -371,16 +440,26 @@ describe('GET /v1/single-types/:slug', () => {
 describe('PUT /v1/single-types/:slug', () => {
   it('updates only the fields sent and keeps the rest; meta is merged', async () => {
     const api = await site();
-    const created = (await api.post('/v1/single-types', {
-      slug: 'about', name: 'About', description: 'Desc', data: { title: 'T' }, schema: [{ name: 'title', type: 'string' }],
-      bodyMarkdown: 'Body', meta: { metaTitle: 'MT', metaDescription: 'MD' },
-    })).body.data;
+    const created = (
+      await api.post('/v1/single-types', {
+        slug: 'about',
+        name: 'About',
+        description: 'Desc',
+        data: { title: 'T' },
+        schema: [{ name: 'title', type: 'string' }],
+        bodyMarkdown: 'Body',
+        meta: { metaTitle: 'MT', metaDescription: 'MD' },
+      })
+    ).body.data;
     await new Promise((r) => setTimeout(r, 5));
     const res = await api.put('/v1/single-types/about', { name: 'About us', meta: { metaDescription: 'New MD' } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: {
-        ...created, name: 'About us', meta: { metaTitle: 'MT', metaDescription: 'New MD' }, updatedAt: expect.stringMatching(ISO),
+        ...created,
+        name: 'About us',
+        meta: { metaTitle: 'MT', metaDescription: 'New MD' },
+        updatedAt: expect.stringMatching(ISO),
       },
     });
     expect(res.body.data.updatedAt > created.updatedAt).toBe(true);
@@ -437,9 +516,14 @@ describe('PUT /v1/single-types/:slug', () => {
     expect(md.body.data.bodyHtml).toBe('<h2>Second</h2><p>x</p>');
     expect(md.body.data.body).toEqual({
       type: 'doc',
-      content: [{ type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Second' }] }, { type: 'paragraph', content: [{ type: 'text', text: 'x' }] }],
+      content: [
+        { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Second' }] },
+        { type: 'paragraph', content: [{ type: 'text', text: 'x' }] },
+      ],
     });
-    const json = await api.put('/v1/single-types/page', { body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Third' }] }] } });
+    const json = await api.put('/v1/single-types/page', {
+      body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Third' }] }] },
+    });
     expect(json.body.data.bodyHtml).toBe('<p>Third</p>');
     expect422(await api.put('/v1/single-types/page', { body: { type: 'doc', content: 'nope' } }), 'BODY_INVALID', ['body.content']);
     expect((await api.get('/v1/single-types/page')).body.data.bodyHtml).toBe('<p>Third</p>');
@@ -450,10 +534,21 @@ describe('PUT /v1/single-types/:slug', () => {
   it('holds the same limits as create, and refuses an empty body', async () => {
     const api = await site();
     await api.post('/v1/single-types', { slug: 'page', name: 'Page', data: {} });
-    expect((await api.put('/v1/single-types/page', { name: 'n'.repeat(255), description: 'd'.repeat(1000), meta: { metaTitle: 't'.repeat(255), metaDescription: 'm'.repeat(500) } })).status).toBe(200);
+    expect(
+      (
+        await api.put('/v1/single-types/page', {
+          name: 'n'.repeat(255),
+          description: 'd'.repeat(1000),
+          meta: { metaTitle: 't'.repeat(255), metaDescription: 'm'.repeat(500) },
+        })
+      ).status,
+    ).toBe(200);
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ name: 'n'.repeat(256) }, 'name'], [{ name: '' }, 'name'], [{ description: 'd'.repeat(1001) }, 'description'],
-      [{ meta: { metaTitle: 't'.repeat(256) } }, 'meta.metaTitle'], [{ meta: { metaDescription: 'm'.repeat(501) } }, 'meta.metaDescription'],
+      [{ name: 'n'.repeat(256) }, 'name'],
+      [{ name: '' }, 'name'],
+      [{ description: 'd'.repeat(1001) }, 'description'],
+      [{ meta: { metaTitle: 't'.repeat(256) } }, 'meta.metaTitle'],
+      [{ meta: { metaDescription: 'm'.repeat(501) } }, 'meta.metaDescription'],
       [{ data: [] }, 'data'],
     ];
     for (const [body, field] of cases) expect422(await api.put('/v1/single-types/page', body), 'VALIDATION_FAILED', [field]);
@@ -498,7 +593,7 @@ describe('DELETE /v1/single-types/:slug', () => {
     expect((await api.post('/v1/single-types', { slug: 'about', name: 'About again', data: {} })).status).toBe(201);
   });
 
-  it('cannot delete another site\'s single type', async () => {
+  it("cannot delete another site's single type", async () => {
     const api = await site();
     const other = await site();
     await other.post('/v1/single-types', { slug: 'theirs', name: 'Theirs', data: {} });

@@ -10,7 +10,10 @@ export function listSites(db: Executor) {
 }
 
 export async function countSites(db: Executor): Promise<number> {
-  const row = await db.selectFrom('sites').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  const row = await db
+    .selectFrom('sites')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -27,7 +30,10 @@ export function updateSite(db: Executor, siteId: string, patch: Updateable<Sites
   return db.updateTable('sites').set(patch).where('id', '=', siteId).execute();
 }
 
-export function insertUser(db: Executor, row: { id: string; site_id: string; full_name: string; email: string | null; created_at: string; updated_at: string }) {
+export function insertUser(
+  db: Executor,
+  row: { id: string; site_id: string; full_name: string; email: string | null; created_at: string; updated_at: string },
+) {
   return db.insertInto('users').values(row).execute();
 }
 
@@ -40,8 +46,16 @@ export function findUser(db: Executor, siteId: string, userId: string) {
 }
 
 export function insertNotificationDefaults(db: Executor, siteId: string, at: string) {
-  return db.insertInto('notification_settings').values({
-    site_id: siteId, form_submission: true, new_review: true, review_approved: false, content_published: false,
-    recipient_emails: '[]', updated_at: at,
-  }).execute();
+  return db
+    .insertInto('notification_settings')
+    .values({
+      site_id: siteId,
+      form_submission: true,
+      new_review: true,
+      review_approved: false,
+      content_published: false,
+      recipient_emails: '[]',
+      updated_at: at,
+    })
+    .execute();
 }

@@ -10,58 +10,114 @@ const tags = ['Site settings'];
 export const sitesModule: AppModule = {
   name: 'sites',
   routes(app, { db }) {
-    app.get('/sites', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'listSites', summary: 'The site of this token (at most one)', response: { 200: Data(Type.Array(S.SiteListItem)) } },
-    }, async (req) => ({ data: [service.toSiteListItem(await service.getSite(db, req.auth.siteId))] }));
-
-    app.get('/site/info', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'getSiteInfo', summary: 'Basic site information', response: { 200: Data(S.SiteInfo) } },
-    }, async (req) => ({ data: service.toSiteInfo(await service.getSite(db, req.auth.siteId)) }));
-
-    app.get('/site/settings', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'getSiteSettings', summary: 'Site settings', response: { 200: S.SiteSettings } },
-    }, async (req) => service.toSiteSettings(await service.getSite(db, req.auth.siteId)));
-
-    app.put('/site/settings', {
-      config: { scope: 'sites.update' },
-      schema: { tags, operationId: 'updateSiteSettings', summary: 'Update site settings (partial)', body: S.SiteSettingsUpdate, response: { 200: S.SiteSettings } },
-    }, async (req) => service.updateSettings(db, req.auth.siteId, req.body));
-
-    app.get('/site/settings/timezones', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'listTimezones', summary: 'IANA timezone identifiers', response: { 200: Data(Type.Array(Type.String())) } },
-    }, async () => ({ data: TIMEZONES as string[] }));
-
-    app.get('/site/settings/locales', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'listLocales', summary: 'Locales a site can enable', response: { 200: Data(Type.Array(S.LocaleSchema)) } },
-    }, async () => ({ data: LOCALE_CATALOG as typeof LOCALE_CATALOG[number][] }));
-
-    app.get('/site/settings/language', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'getLanguageSettings', summary: 'Language settings', response: { 200: S.LanguageSettings } },
-    }, async (req) => service.toLanguageSettings(await service.getSite(db, req.auth.siteId)));
-
-    app.put('/site/settings/language', {
-      config: { scope: 'sites.update' },
-      schema: {
-        tags, operationId: 'updateLanguageSettings', summary: 'Update language settings',
-        description: 'All three fields are required. The default locale must be enabled; with multiLanguageEnabled false only the default locale may be enabled.',
-        body: S.LanguageUpdate, response: { 200: S.LanguageUpdateResult },
+    app.get(
+      '/sites',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'listSites', summary: 'The site of this token (at most one)', response: { 200: Data(Type.Array(S.SiteListItem)) } },
       },
-    }, async (req) => service.updateLanguage(db, req.auth.siteId, req.body));
+      async (req) => ({ data: [service.toSiteListItem(await service.getSite(db, req.auth.siteId))] }),
+    );
 
-    app.get('/site/settings/i18n-detection', {
-      config: { scope: 'sites.view' },
-      schema: { tags, operationId: 'getLocaleDetection', summary: 'Locale detection settings', response: { 200: Data(S.Detection) } },
-    }, async (req) => ({ data: service.toDetection(await service.getSite(db, req.auth.siteId)) }));
+    app.get(
+      '/site/info',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'getSiteInfo', summary: 'Basic site information', response: { 200: Data(S.SiteInfo) } },
+      },
+      async (req) => ({ data: service.toSiteInfo(await service.getSite(db, req.auth.siteId)) }),
+    );
 
-    app.put('/site/settings/i18n-detection', {
-      config: { scope: 'sites.update' },
-      schema: { tags, operationId: 'updateLocaleDetection', summary: 'Update locale detection settings', body: S.DetectionUpdate, response: { 200: Data(S.Detection) } },
-    }, async (req) => ({ data: await service.updateDetection(db, req.auth.siteId, req.body) }));
+    app.get(
+      '/site/settings',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'getSiteSettings', summary: 'Site settings', response: { 200: S.SiteSettings } },
+      },
+      async (req) => service.toSiteSettings(await service.getSite(db, req.auth.siteId)),
+    );
+
+    app.put(
+      '/site/settings',
+      {
+        config: { scope: 'sites.update' },
+        schema: {
+          tags,
+          operationId: 'updateSiteSettings',
+          summary: 'Update site settings (partial)',
+          body: S.SiteSettingsUpdate,
+          response: { 200: S.SiteSettings },
+        },
+      },
+      async (req) => service.updateSettings(db, req.auth.siteId, req.body),
+    );
+
+    app.get(
+      '/site/settings/timezones',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'listTimezones', summary: 'IANA timezone identifiers', response: { 200: Data(Type.Array(Type.String())) } },
+      },
+      async () => ({ data: TIMEZONES as string[] }),
+    );
+
+    app.get(
+      '/site/settings/locales',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'listLocales', summary: 'Locales a site can enable', response: { 200: Data(Type.Array(S.LocaleSchema)) } },
+      },
+      async () => ({ data: LOCALE_CATALOG as (typeof LOCALE_CATALOG)[number][] }),
+    );
+
+    app.get(
+      '/site/settings/language',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'getLanguageSettings', summary: 'Language settings', response: { 200: S.LanguageSettings } },
+      },
+      async (req) => service.toLanguageSettings(await service.getSite(db, req.auth.siteId)),
+    );
+
+    app.put(
+      '/site/settings/language',
+      {
+        config: { scope: 'sites.update' },
+        schema: {
+          tags,
+          operationId: 'updateLanguageSettings',
+          summary: 'Update language settings',
+          description:
+            'All three fields are required. The default locale must be enabled; with multiLanguageEnabled false only the default locale may be enabled.',
+          body: S.LanguageUpdate,
+          response: { 200: S.LanguageUpdateResult },
+        },
+      },
+      async (req) => service.updateLanguage(db, req.auth.siteId, req.body),
+    );
+
+    app.get(
+      '/site/settings/i18n-detection',
+      {
+        config: { scope: 'sites.view' },
+        schema: { tags, operationId: 'getLocaleDetection', summary: 'Locale detection settings', response: { 200: Data(S.Detection) } },
+      },
+      async (req) => ({ data: service.toDetection(await service.getSite(db, req.auth.siteId)) }),
+    );
+
+    app.put(
+      '/site/settings/i18n-detection',
+      {
+        config: { scope: 'sites.update' },
+        schema: {
+          tags,
+          operationId: 'updateLocaleDetection',
+          summary: 'Update locale detection settings',
+          body: S.DetectionUpdate,
+          response: { 200: Data(S.Detection) },
+        },
+      },
+      async (req) => ({ data: await service.updateDetection(db, req.auth.siteId, req.body) }),
+    );
   },
 };

@@ -101,7 +101,7 @@ export const Detection = Type.Object({
 export const DetectionUpdate = Type.Object({
   detectionEnabled: Type.Boolean(),
   detectionOrder: Type.Array(DetectionMethod, { minItems: 0, maxItems: 3, uniqueItems: true }),
-  cookieName: Type.String({ minLength: 1, maxLength: 50, pattern: '^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$' }),
+  cookieName: Type.String({ minLength: 1, maxLength: 50, pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$" }),
   cookieMaxAge: Type.Integer({ minimum: 1, maximum: 3650, description: 'Days' }),
   redirectToDefault: Type.Optional(Type.Boolean()),
   hideDefaultLocale: Type.Optional(Type.Boolean()),

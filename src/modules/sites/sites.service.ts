@@ -11,8 +11,14 @@ type SiteRow = Selectable<SitesTable>;
 
 export function toSiteListItem(r: SiteRow) {
   return {
-    id: r.id, name: r.name, domain: r.domain, slug: r.slug, isActive: Boolean(r.is_active),
-    defaultLocale: r.default_locale, enabledLocales: parseJson<string[]>(r.enabled_locales, []), createdAt: r.created_at,
+    id: r.id,
+    name: r.name,
+    domain: r.domain,
+    slug: r.slug,
+    isActive: Boolean(r.is_active),
+    defaultLocale: r.default_locale,
+    enabledLocales: parseJson<string[]>(r.enabled_locales, []),
+    createdAt: r.created_at,
   };
 }
 
@@ -22,9 +28,20 @@ export function toSiteInfo(r: SiteRow) {
 
 export function toSiteSettings(r: SiteRow) {
   return {
-    id: r.id, name: r.name, domain: r.domain, slug: r.slug, description: r.description, logoUrl: r.logo_url,
-    faviconUrl: r.favicon_url, timezone: r.timezone, isActive: Boolean(r.is_active), showBranding: Boolean(r.show_branding),
-    previewUrl: r.preview_url, organizationId: r.organization_id, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: r.id,
+    name: r.name,
+    domain: r.domain,
+    slug: r.slug,
+    description: r.description,
+    logoUrl: r.logo_url,
+    faviconUrl: r.favicon_url,
+    timezone: r.timezone,
+    isActive: Boolean(r.is_active),
+    showBranding: Boolean(r.show_branding),
+    previewUrl: r.preview_url,
+    organizationId: r.organization_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -57,7 +74,13 @@ export function resolveLocale(locales: SiteLocales, input: string | undefined | 
 }
 
 export interface CreatedSite {
-  id: string; name: string; domain: string; slug: string; publicKey: string; ownerUserId: string; createdAt: string;
+  id: string;
+  name: string;
+  domain: string;
+  slug: string;
+  publicKey: string;
+  ownerUserId: string;
+  createdAt: string;
 }
 
 /** Creates a site with its owner user and default settings, in one transaction. */
@@ -76,11 +99,30 @@ export async function createSite(db: Db, input: { name: string; domain: string; 
     const ownerUserId = randomUUID();
     const publicKey = `pk_${randomBytes(18).toString('base64url')}`;
     await repo.insertSite(tx, {
-      id, name, domain, slug, description: null, logo_url: null, favicon_url: null, timezone: 'UTC', is_active: true,
-      show_branding: true, preview_url: null, organization_id: null, public_key: publicKey, default_locale: locale,
-      multi_language_enabled: false, enabled_locales: toJson([locale]), detection_enabled: false,
-      detection_order: toJson(['cookie', 'browser']), cookie_name: 'cairn_locale', cookie_max_age: 365,
-      redirect_to_default: false, hide_default_locale: true, created_at: at, updated_at: at,
+      id,
+      name,
+      domain,
+      slug,
+      description: null,
+      logo_url: null,
+      favicon_url: null,
+      timezone: 'UTC',
+      is_active: true,
+      show_branding: true,
+      preview_url: null,
+      organization_id: null,
+      public_key: publicKey,
+      default_locale: locale,
+      multi_language_enabled: false,
+      enabled_locales: toJson([locale]),
+      detection_enabled: false,
+      detection_order: toJson(['cookie', 'browser']),
+      cookie_name: 'cairn_locale',
+      cookie_max_age: 365,
+      redirect_to_default: false,
+      hide_default_locale: true,
+      created_at: at,
+      updated_at: at,
     });
     await repo.insertUser(tx, { id: ownerUserId, site_id: id, full_name: input.ownerName ?? 'Site owner', email: null, created_at: at, updated_at: at });
     await repo.insertNotificationDefaults(tx, id, at);
@@ -111,17 +153,31 @@ export function countSites(db: Executor) {
 }
 
 export interface SettingsPatch {
-  name?: string; domain?: string; description?: string | null; logoUrl?: string | null; faviconUrl?: string | null;
-  timezone?: string; isActive?: boolean; showBranding?: boolean; previewUrl?: string | null;
+  name?: string;
+  domain?: string;
+  description?: string | null;
+  logoUrl?: string | null;
+  faviconUrl?: string | null;
+  timezone?: string;
+  isActive?: boolean;
+  showBranding?: boolean;
+  previewUrl?: string | null;
 }
 
 export async function updateSettings(db: Executor, siteId: string, patch: SettingsPatch) {
   await getSite(db, siteId);
   if (patch.timezone !== undefined && !isTimezone(patch.timezone)) throw invalid('TIMEZONE_INVALID', 'timezone');
   await repo.updateSite(db, siteId, {
-    name: patch.name?.trim(), domain: patch.domain?.toLowerCase(), description: patch.description,
-    logo_url: patch.logoUrl, favicon_url: patch.faviconUrl, timezone: patch.timezone, is_active: patch.isActive,
-    show_branding: patch.showBranding, preview_url: patch.previewUrl, updated_at: now(),
+    name: patch.name?.trim(),
+    domain: patch.domain?.toLowerCase(),
+    description: patch.description,
+    logo_url: patch.logoUrl,
+    favicon_url: patch.faviconUrl,
+    timezone: patch.timezone,
+    is_active: patch.isActive,
+    show_branding: patch.showBranding,
+    preview_url: patch.previewUrl,
+    updated_at: now(),
   });
   return toSiteSettings(await getSite(db, siteId));
 }
@@ -157,7 +213,10 @@ export async function updateLanguage(db: Executor, siteId: string, input: { defa
     throw invalid('VALIDATION_FAILED', 'enabledLocales', 'Only the default locale can be enabled while multiLanguageEnabled is false');
   }
   await repo.updateSite(db, siteId, {
-    default_locale: defaultLocale!, multi_language_enabled: input.multiLanguageEnabled, enabled_locales: toJson(enabled), updated_at: now(),
+    default_locale: defaultLocale!,
+    multi_language_enabled: input.multiLanguageEnabled,
+    enabled_locales: toJson(enabled),
+    updated_at: now(),
   });
   const settings = toLanguageSettings(await getSite(db, siteId));
   // Locale-prefix redirects arrive with the redirects module; until then none are made (issue 2, item 9).
@@ -178,14 +237,26 @@ export function toDetection(site: SiteRow) {
   };
 }
 
-export async function updateDetection(db: Executor, siteId: string, input: {
-  detectionEnabled: boolean; detectionOrder: Array<'cookie' | 'browser' | 'geo'>; cookieName: string; cookieMaxAge: number;
-  redirectToDefault?: boolean; hideDefaultLocale?: boolean;
-}) {
+export async function updateDetection(
+  db: Executor,
+  siteId: string,
+  input: {
+    detectionEnabled: boolean;
+    detectionOrder: Array<'cookie' | 'browser' | 'geo'>;
+    cookieName: string;
+    cookieMaxAge: number;
+    redirectToDefault?: boolean;
+    hideDefaultLocale?: boolean;
+  },
+) {
   await getSite(db, siteId);
   await repo.updateSite(db, siteId, {
-    detection_enabled: input.detectionEnabled, detection_order: toJson(input.detectionOrder), cookie_name: input.cookieName,
-    cookie_max_age: input.cookieMaxAge, redirect_to_default: input.redirectToDefault, hide_default_locale: input.hideDefaultLocale,
+    detection_enabled: input.detectionEnabled,
+    detection_order: toJson(input.detectionOrder),
+    cookie_name: input.cookieName,
+    cookie_max_age: input.cookieMaxAge,
+    redirect_to_default: input.redirectToDefault,
+    hide_default_locale: input.hideDefaultLocale,
     updated_at: now(),
   });
   return toDetection(await getSite(db, siteId));

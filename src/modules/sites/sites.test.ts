@@ -21,8 +21,14 @@ describe('GET /v1/sites', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(1);
     expect(res.body.data[0]).toEqual({
-      id: siteId, name: 'Acme Blog', domain: 'acme.test', slug: expect.stringMatching(/^acme-blog(-\d+)?$/), isActive: true,
-      defaultLocale: 'en', enabledLocales: ['en'], createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      id: siteId,
+      name: 'Acme Blog',
+      domain: 'acme.test',
+      slug: expect.stringMatching(/^acme-blog(-\d+)?$/),
+      isActive: true,
+      defaultLocale: 'en',
+      enabledLocales: ['en'],
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
     });
   });
 
@@ -39,7 +45,9 @@ describe('GET /v1/site/info', () => {
     const { api, siteId } = await newSite();
     const res = await api.get('/v1/site/info');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { id: siteId, name: 'Acme Blog', domain: 'acme.test', slug: expect.any(String), logoUrl: null, faviconUrl: null, isActive: true } });
+    expect(res.body).toEqual({
+      data: { id: siteId, name: 'Acme Blog', domain: 'acme.test', slug: expect.any(String), logoUrl: null, faviconUrl: null, isActive: true },
+    });
   });
 });
 
@@ -48,7 +56,17 @@ describe('GET and PUT /v1/site/settings', () => {
     const { api, siteId } = await newSite();
     const res = await api.get('/v1/site/settings');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: siteId, name: 'Acme Blog', domain: 'acme.test', description: null, timezone: 'UTC', isActive: true, showBranding: true, previewUrl: null, organizationId: null });
+    expect(res.body).toMatchObject({
+      id: siteId,
+      name: 'Acme Blog',
+      domain: 'acme.test',
+      description: null,
+      timezone: 'UTC',
+      isActive: true,
+      showBranding: true,
+      previewUrl: null,
+      organizationId: null,
+    });
     expect(res.body).not.toHaveProperty('data');
   });
 
@@ -57,13 +75,25 @@ describe('GET and PUT /v1/site/settings', () => {
     const before = (await api.get('/v1/site/settings')).body;
     await new Promise((r) => setTimeout(r, 5));
     const res = await api.put('/v1/site/settings', {
-      name: 'Acme', description: 'All about anvils', logoUrl: 'https://cdn.acme.test/logo.png', timezone: 'Europe/Berlin',
-      showBranding: false, previewUrl: 'https://preview.acme.test', isActive: false,
+      name: 'Acme',
+      description: 'All about anvils',
+      logoUrl: 'https://cdn.acme.test/logo.png',
+      timezone: 'Europe/Berlin',
+      showBranding: false,
+      previewUrl: 'https://preview.acme.test',
+      isActive: false,
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
-      name: 'Acme', domain: 'acme.test', description: 'All about anvils', logoUrl: 'https://cdn.acme.test/logo.png',
-      faviconUrl: null, timezone: 'Europe/Berlin', showBranding: false, previewUrl: 'https://preview.acme.test', isActive: false,
+      name: 'Acme',
+      domain: 'acme.test',
+      description: 'All about anvils',
+      logoUrl: 'https://cdn.acme.test/logo.png',
+      faviconUrl: null,
+      timezone: 'Europe/Berlin',
+      showBranding: false,
+      previewUrl: 'https://preview.acme.test',
+      isActive: false,
     });
     expect(res.body.updatedAt > before.updatedAt).toBe(true);
     expect((await api.get('/v1/site/settings')).body.timezone).toBe('Europe/Berlin');
@@ -86,7 +116,7 @@ describe('GET and PUT /v1/site/settings', () => {
     expect(long.status).toBe(422);
     expect(long.body.errors).toHaveProperty('name');
     const label = 'a'.repeat(63);
-    const domain255 = [label, label, label, 'b'.repeat(60) + '.io'].join('.');
+    const domain255 = [label, label, label, `${'b'.repeat(60)}.io`].join('.');
     expect(domain255).toHaveLength(255);
     expect((await api.put('/v1/site/settings', { domain: domain255 })).status).toBe(200);
     const tooLong = await api.put('/v1/site/settings', { domain: `a${domain255}` });
@@ -97,9 +127,14 @@ describe('GET and PUT /v1/site/settings', () => {
   it('refuses an empty name, a bad domain, a non-URL logo and an unknown timezone with 422', async () => {
     const { api } = await newSite();
     for (const [body, field] of [
-      [{ name: '' }, 'name'], [{ domain: 'has space.test' }, 'domain'], [{ logoUrl: 'ftp://x/logo.png' }, 'logoUrl'],
-      [{ previewUrl: 'not-a-url' }, 'previewUrl'], [{ timezone: 'Mars/Olympus' }, 'timezone'], [{ timezone: 'x'.repeat(101) }, 'timezone'],
-      [{ showBranding: 'yes please' }, 'showBranding'], [{}, 'body'],
+      [{ name: '' }, 'name'],
+      [{ domain: 'has space.test' }, 'domain'],
+      [{ logoUrl: 'ftp://x/logo.png' }, 'logoUrl'],
+      [{ previewUrl: 'not-a-url' }, 'previewUrl'],
+      [{ timezone: 'Mars/Olympus' }, 'timezone'],
+      [{ timezone: 'x'.repeat(101) }, 'timezone'],
+      [{ showBranding: 'yes please' }, 'showBranding'],
+      [{}, 'body'],
     ] as const) {
       const res = await api.put('/v1/site/settings', body);
       expect(res.status, JSON.stringify(body)).toBe(422);
@@ -158,7 +193,12 @@ describe('GET and PUT /v1/site/settings/language', () => {
     const { api } = await newSite();
     const res = await api.put('/v1/site/settings/language', { defaultLocale: 'DE', multiLanguageEnabled: true, enabledLocales: ['de', 'en', 'pt-br', 'en'] });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ defaultLocale: 'de', multiLanguageEnabled: true, enabledLocales: ['de', 'en', 'pt-BR'], redirects: { created: 0, deleted: 0 } });
+    expect(res.body).toMatchObject({
+      defaultLocale: 'de',
+      multiLanguageEnabled: true,
+      enabledLocales: ['de', 'en', 'pt-BR'],
+      redirects: { created: 0, deleted: 0 },
+    });
     expect(typeof res.body.message).toBe('string');
     expect((await api.get('/v1/sites')).body.data[0]).toMatchObject({ defaultLocale: 'de', enabledLocales: ['de', 'en', 'pt-BR'] });
   });
@@ -189,16 +229,35 @@ describe('GET and PUT /v1/site/settings/i18n-detection', () => {
     const res = await api.get('/v1/site/settings/i18n-detection');
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
-      detectionMethod: 'none', redirectToDefault: false, hideDefaultLocale: true, detectionEnabled: false,
-      detectionOrder: ['cookie', 'browser'], cookieName: 'cairn_locale', cookieMaxAge: 365,
+      detectionMethod: 'none',
+      redirectToDefault: false,
+      hideDefaultLocale: true,
+      detectionEnabled: false,
+      detectionOrder: ['cookie', 'browser'],
+      cookieName: 'cairn_locale',
+      cookieMaxAge: 365,
     });
   });
 
   it('updates them and derives detectionMethod from the order', async () => {
     const { api } = await newSite();
-    const res = await api.put('/v1/site/settings/i18n-detection', { detectionEnabled: true, detectionOrder: ['browser', 'geo'], cookieName: 'lang', cookieMaxAge: 3650, redirectToDefault: true });
+    const res = await api.put('/v1/site/settings/i18n-detection', {
+      detectionEnabled: true,
+      detectionOrder: ['browser', 'geo'],
+      cookieName: 'lang',
+      cookieMaxAge: 3650,
+      redirectToDefault: true,
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ detectionMethod: 'browser', detectionEnabled: true, detectionOrder: ['browser', 'geo'], cookieName: 'lang', cookieMaxAge: 3650, redirectToDefault: true, hideDefaultLocale: true });
+    expect(res.body.data).toMatchObject({
+      detectionMethod: 'browser',
+      detectionEnabled: true,
+      detectionOrder: ['browser', 'geo'],
+      cookieName: 'lang',
+      cookieMaxAge: 3650,
+      redirectToDefault: true,
+      hideDefaultLocale: true,
+    });
     expect((await api.get('/v1/site/settings/i18n-detection')).body.data.cookieName).toBe('lang');
   });
 
@@ -206,11 +265,17 @@ describe('GET and PUT /v1/site/settings/i18n-detection', () => {
     const { api } = await newSite();
     const base = { detectionEnabled: true, detectionOrder: [], cookieName: 'c', cookieMaxAge: 1 };
     expect((await api.put('/v1/site/settings/i18n-detection', base)).status).toBe(200);
-    expect((await api.put('/v1/site/settings/i18n-detection', { ...base, cookieName: 'c'.repeat(50), detectionOrder: ['cookie', 'browser', 'geo'] })).status).toBe(200);
+    expect(
+      (await api.put('/v1/site/settings/i18n-detection', { ...base, cookieName: 'c'.repeat(50), detectionOrder: ['cookie', 'browser', 'geo'] })).status,
+    ).toBe(200);
     for (const [patch, field] of [
-      [{ cookieName: '' }, 'cookieName'], [{ cookieName: 'c'.repeat(51) }, 'cookieName'], [{ cookieMaxAge: 0 }, 'cookieMaxAge'],
-      [{ cookieMaxAge: 3651 }, 'cookieMaxAge'], [{ detectionOrder: ['cookie', 'browser', 'geo', 'cookie'] }, 'detectionOrder'],
-      [{ detectionOrder: ['ip'] }, 'detectionOrder[0]'], [{ detectionEnabled: undefined }, 'detectionEnabled'],
+      [{ cookieName: '' }, 'cookieName'],
+      [{ cookieName: 'c'.repeat(51) }, 'cookieName'],
+      [{ cookieMaxAge: 0 }, 'cookieMaxAge'],
+      [{ cookieMaxAge: 3651 }, 'cookieMaxAge'],
+      [{ detectionOrder: ['cookie', 'browser', 'geo', 'cookie'] }, 'detectionOrder'],
+      [{ detectionOrder: ['ip'] }, 'detectionOrder[0]'],
+      [{ detectionEnabled: undefined }, 'detectionEnabled'],
     ] as const) {
       const res = await api.put('/v1/site/settings/i18n-detection', { ...base, ...patch });
       expect(res.status, JSON.stringify(patch)).toBe(422);

@@ -37,7 +37,11 @@ export async function listTags(db: Executor, dialect: DialectName, siteId: strin
 
 /** Whether `name` or `slug` is already used in the locale (by another tag than `exceptId`). */
 export async function findClash(db: Executor, siteId: string, locale: string, name: string | undefined, slug: string | undefined, exceptId?: number) {
-  let q = db.selectFrom('tags').select(['id', 'name', 'slug']).where('site_id', '=', siteId).where('locale', '=', locale)
+  let q = db
+    .selectFrom('tags')
+    .select(['id', 'name', 'slug'])
+    .where('site_id', '=', siteId)
+    .where('locale', '=', locale)
     .where((eb) => eb.or([...(name ? [eb('name', '=', name)] : []), ...(slug ? [eb('slug', '=', slug)] : [])]));
   if (exceptId) q = q.where('id', '!=', exceptId);
   return q.execute();

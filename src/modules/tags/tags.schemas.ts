@@ -16,7 +16,12 @@ export const Tag = Type.Object({
   updatedAt: Timestamp,
 });
 
-const Slug = Type.String({ minLength: 1, maxLength: 255, pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and hyphens; generated from the name when omitted' });
+const Slug = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: SLUG_PATTERN,
+  description: 'Lower-case letters, digits and hyphens; generated from the name when omitted',
+});
 
 export const TagCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),

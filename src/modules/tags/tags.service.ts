@@ -15,13 +15,24 @@ type TagRow = repo.TagRow;
 
 function toTag(r: TagRow, contentCount: number) {
   return {
-    id: Number(r.id), name: r.name, slug: r.slug, description: r.description, locale: r.locale,
-    translationGroup: r.translation_group, contentCount, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: Number(r.id),
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    locale: r.locale,
+    translationGroup: r.translation_group,
+    contentCount,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
 async function withCounts(db: Executor, siteId: string, rows: TagRow[]) {
-  const counts = await contentCountsByTag(db, siteId, rows.map((r) => Number(r.id)));
+  const counts = await contentCountsByTag(
+    db,
+    siteId,
+    rows.map((r) => Number(r.id)),
+  );
   return rows.map((r) => toTag(r, counts.get(Number(r.id)) ?? 0));
 }
 
@@ -65,7 +76,14 @@ export async function createTag(db: Db, siteId: string, input: Static<typeof Tag
     else group = newTranslationGroup();
     const at = now();
     const id = await repo.insertTag(tx, {
-      site_id: siteId, name, slug, description: input.description ?? null, locale, translation_group: group, created_at: at, updated_at: at,
+      site_id: siteId,
+      name,
+      slug,
+      description: input.description ?? null,
+      locale,
+      translation_group: group,
+      created_at: at,
+      updated_at: at,
     });
     return getTag(tx, siteId, id);
   });
@@ -91,7 +109,11 @@ export async function tagTranslations(db: Executor, siteId: string, id: number) 
   const { enabledLocales } = await getSiteLocales(db, siteId);
   const members = await groupMembers<TagRow>(db, 'tags', siteId, row.translation_group);
   const fields = (r: TagRow) => ({ name: r.name, description: r.description });
-  return translationStatus({ locale: row.locale, fields: fields(row) }, members.map((m) => ({ locale: m.locale, fields: fields(m) })), enabledLocales);
+  return translationStatus(
+    { locale: row.locale, fields: fields(row) },
+    members.map((m) => ({ locale: m.locale, fields: fields(m) })),
+    enabledLocales,
+  );
 }
 
 /** A copy in the target locale, in the same group; 409 when that locale has a member (decisions G10). */
@@ -106,7 +128,14 @@ export async function copyTagToLocale(db: Db, siteId: string, id: number, body: 
     const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'tags', siteId, target, c));
     const at = now();
     const newId = await repo.insertTag(tx, {
-      site_id: siteId, name, slug, description: row.description, locale: target, translation_group: row.translation_group, created_at: at, updated_at: at,
+      site_id: siteId,
+      name,
+      slug,
+      description: row.description,
+      locale: target,
+      translation_group: row.translation_group,
+      created_at: at,
+      updated_at: at,
     });
     return getTag(tx, siteId, newId);
   });

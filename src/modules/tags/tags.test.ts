@@ -24,9 +24,15 @@ describe('POST /v1/tags', () => {
     const res = await api.post('/v1/tags', { name: 'Crème Brûlée & Co' });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
-      id: expect.any(Number), name: 'Crème Brûlée & Co', slug: 'creme-brulee-and-co', description: null, locale: 'en',
-      translationGroup: expect.stringMatching(/^[0-9a-f-]{36}$/), contentCount: 0,
-      createdAt: expect.any(String), updatedAt: expect.any(String),
+      id: expect.any(Number),
+      name: 'Crème Brûlée & Co',
+      slug: 'creme-brulee-and-co',
+      description: null,
+      locale: 'en',
+      translationGroup: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      contentCount: 0,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     });
   });
 
@@ -59,8 +65,12 @@ describe('POST /v1/tags', () => {
     const api = await site();
     expect((await api.post('/v1/tags', { name: 'n'.repeat(255), slug: 's'.repeat(255) })).status).toBe(201);
     for (const [body, field] of [
-      [{ name: '' }, 'name'], [{ name: 'n'.repeat(256) }, 'name'], [{ name: 'x', slug: 's'.repeat(256) }, 'slug'],
-      [{ name: 'x', slug: '' }, 'slug'], [{ name: 'x', slug: 'Not A Slug' }, 'slug'], [{}, 'name'],
+      [{ name: '' }, 'name'],
+      [{ name: 'n'.repeat(256) }, 'name'],
+      [{ name: 'x', slug: 's'.repeat(256) }, 'slug'],
+      [{ name: 'x', slug: '' }, 'slug'],
+      [{ name: 'x', slug: 'Not A Slug' }, 'slug'],
+      [{}, 'name'],
     ] as const) {
       const res = await api.post('/v1/tags', body);
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(422);
@@ -144,7 +154,7 @@ describe('GET /v1/tags', () => {
     expect((await api.get('/v1/tags?dateFrom=yesterday')).status).toBe(422);
   });
 
-  it('never lists another site\'s tags', async () => {
+  it("never lists another site's tags", async () => {
     const { api } = await seeded();
     const other = await site();
     await other.post('/v1/tags', { name: 'Alpha' });
@@ -168,7 +178,7 @@ describe('GET, PUT and DELETE /v1/tags/:id', () => {
     expect((await api.delete(`/v1/tags/${id}`)).status).toBe(404);
   });
 
-  it('refuses to rename onto another tag\'s name or slug, but accepts its own', async () => {
+  it("refuses to rename onto another tag's name or slug, but accepts its own", async () => {
     const api = await site();
     const a = (await api.post('/v1/tags', { name: 'A' })).body.data;
     await api.post('/v1/tags', { name: 'B' });

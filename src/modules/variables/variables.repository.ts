@@ -40,10 +40,20 @@ export function findVariable(db: Executor, siteId: string, id: number) {
 export async function listVariables(db: Executor, dialect: DialectName, siteId: string, query: ListQuery & VariableFilterValues) {
   // Only the known filters reach applyCommonFilters: an unexposed `?slug=` must not become SQL on a table without slugs.
   const common: CommonFilterValues = {
-    search: query.search, ids: query.ids, excludeIds: query.excludeIds, locale: query.locale,
-    translationGroup: query.translationGroup, dateFrom: query.dateFrom, dateTo: query.dateTo,
+    search: query.search,
+    ids: query.ids,
+    excludeIds: query.excludeIds,
+    locale: query.locale,
+    translationGroup: query.translationGroup,
+    dateFrom: query.dateFrom,
+    dateTo: query.dateTo,
   };
-  let base = applyCommonFilters(db.selectFrom('variables').selectAll().where('site_id', '=', siteId), dialect, common, ['key', 'label', 'value', 'description']);
+  let base = applyCommonFilters(db.selectFrom('variables').selectAll().where('site_id', '=', siteId), dialect, common, [
+    'key',
+    'label',
+    'value',
+    'description',
+  ]);
   if (query.type) base = base.where('type', '=', query.type);
   if (query.key) base = base.where('key', '=', query.key);
   if (query.keys?.length) base = base.where('key', 'in', query.keys);

@@ -11,7 +11,9 @@ export const CALENDAR_MAX_ENTRIES = 1000;
 
 /** The calendar format, once, for the OpenAPI document (the spec leaves it open; see docs/decisions.md). */
 export const CALENDAR_FORMAT =
-  'With `type: calendar`, `value` is a JSON string holding a list of at most ' + CALENDAR_MAX_ENTRIES + ' entries ' +
+  'With `type: calendar`, `value` is a JSON string holding a list of at most ' +
+  CALENDAR_MAX_ENTRIES +
+  ' entries ' +
   '`{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: ' +
   '`date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), ' +
   '`color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), ' +
@@ -22,7 +24,9 @@ const VariableTypeSchema = Type.Union([Type.Literal('text'), Type.Literal('calen
 });
 
 const Key = Type.String({
-  minLength: 1, maxLength: 100, pattern: KEY_PATTERN,
+  minLength: 1,
+  maxLength: 100,
+  pattern: KEY_PATTERN,
   description: 'A letter, then letters, digits, `_`, `.` or `-`; unique per site and locale; cannot be changed after creation',
 });
 const Label = Type.String({ minLength: 1, maxLength: 255 });

@@ -13,8 +13,16 @@ type VariableRow = repo.VariableRow;
 
 function toVariable(r: VariableRow) {
   return {
-    id: Number(r.id), key: r.key, label: r.label, value: r.value, type: r.type, description: r.description,
-    locale: r.locale, translationGroup: r.translation_group, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: Number(r.id),
+    key: r.key,
+    label: r.label,
+    value: r.value,
+    type: r.type,
+    description: r.description,
+    locale: r.locale,
+    translationGroup: r.translation_group,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -87,11 +95,14 @@ export function normalizeCalendar(value: string, field = 'value'): string {
     else if (typeof e.date !== 'string' || !isRealDate(e.date)) issues.push({ path: `${at}.date`, message: 'must be a real date as YYYY-MM-DD' });
     if (e.endDate !== undefined) {
       if (typeof e.endDate !== 'string' || !isRealDate(e.endDate)) issues.push({ path: `${at}.endDate`, message: 'must be a real date as YYYY-MM-DD' });
-      else if (typeof e.date === 'string' && isRealDate(e.date) && e.endDate < e.date) issues.push({ path: `${at}.endDate`, message: 'must not be before date' });
+      else if (typeof e.date === 'string' && isRealDate(e.date) && e.endDate < e.date)
+        issues.push({ path: `${at}.endDate`, message: 'must not be before date' });
     }
     if (e.label === undefined) issues.push({ path: `${at}.label`, message: 'is required' });
-    else if (typeof e.label !== 'string' || e.label === '' || charCount(e.label) > 255) issues.push({ path: `${at}.label`, message: 'must be a string of 1-255 characters' });
-    if (e.color !== undefined && (typeof e.color !== 'string' || !COLOR_RE.test(e.color))) issues.push({ path: `${at}.color`, message: 'must be a hex color #rgb or #rrggbb' });
+    else if (typeof e.label !== 'string' || e.label === '' || charCount(e.label) > 255)
+      issues.push({ path: `${at}.label`, message: 'must be a string of 1-255 characters' });
+    if (e.color !== undefined && (typeof e.color !== 'string' || !COLOR_RE.test(e.color)))
+      issues.push({ path: `${at}.color`, message: 'must be a hex color #rgb or #rrggbb' });
     entries.push({
       date: e.date as string,
       ...(e.endDate !== undefined ? { endDate: e.endDate as string } : {}),
@@ -131,8 +142,16 @@ export async function createVariable(db: Db, siteId: string, input: Static<typeo
     else group = newTranslationGroup();
     const at = now();
     const id = await repo.insertVariable(tx, {
-      site_id: siteId, key: input.key, label: input.label, value, type, description: input.description ?? null,
-      locale, translation_group: group, created_at: at, updated_at: at,
+      site_id: siteId,
+      key: input.key,
+      label: input.label,
+      value,
+      type,
+      description: input.description ?? null,
+      locale,
+      translation_group: group,
+      created_at: at,
+      updated_at: at,
     });
     return getVariable(tx, siteId, id);
   });
@@ -149,7 +168,11 @@ export async function updateVariable(db: Db, siteId: string, id: number, input: 
     // The resulting pair is what must hold: a new value, or an old value under a new type.
     const value = input.value !== undefined || input.type !== undefined ? valueFor(type, input.value ?? row.value) : undefined;
     await repo.updateVariable(tx, siteId, id, {
-      label: input.label, value, type: input.type, description: input.description, updated_at: now(),
+      label: input.label,
+      value,
+      type: input.type,
+      description: input.description,
+      updated_at: now(),
     });
     return getVariable(tx, siteId, id);
   });
@@ -164,7 +187,11 @@ export async function variableTranslations(db: Executor, siteId: string, id: num
   const { enabledLocales } = await getSiteLocales(db, siteId);
   const members = await groupMembers<VariableRow>(db, 'variables', siteId, row.translation_group);
   const fields = (r: VariableRow) => ({ label: r.label, value: r.value, description: r.description });
-  return translationStatus({ locale: row.locale, fields: fields(row) }, members.map((m) => ({ locale: m.locale, fields: fields(m) })), enabledLocales);
+  return translationStatus(
+    { locale: row.locale, fields: fields(row) },
+    members.map((m) => ({ locale: m.locale, fields: fields(m) })),
+    enabledLocales,
+  );
 }
 
 /**
@@ -180,8 +207,16 @@ export async function copyVariableToLocale(db: Db, siteId: string, id: number, b
     await assertKeyFree(tx, siteId, target, row.key);
     const at = now();
     const newId = await repo.insertVariable(tx, {
-      site_id: siteId, key: row.key, label: row.label, value: row.value, type: row.type, description: row.description,
-      locale: target, translation_group: row.translation_group, created_at: at, updated_at: at,
+      site_id: siteId,
+      key: row.key,
+      label: row.label,
+      value: row.value,
+      type: row.type,
+      description: row.description,
+      locale: target,
+      translation_group: row.translation_group,
+      created_at: at,
+      updated_at: at,
     });
     return getVariable(tx, siteId, newId);
   });

@@ -41,8 +41,16 @@ describe('POST /v1/variables', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       data: {
-        id: expect.any(Number), key: 'site.phone', label: 'Phone', value: '+49 30 1234567', type: 'text', description: null,
-        locale: 'en', translationGroup: expect.stringMatching(UUID), createdAt: expect.stringMatching(TIMESTAMP), updatedAt: expect.stringMatching(TIMESTAMP),
+        id: expect.any(Number),
+        key: 'site.phone',
+        label: 'Phone',
+        value: '+49 30 1234567',
+        type: 'text',
+        description: null,
+        locale: 'en',
+        translationGroup: expect.stringMatching(UUID),
+        createdAt: expect.stringMatching(TIMESTAMP),
+        updatedAt: expect.stringMatching(TIMESTAMP),
       },
     });
     expect(res.body.data.updatedAt).toBe(res.body.data.createdAt);
@@ -54,7 +62,14 @@ describe('POST /v1/variables', () => {
   it('stores a text value exactly as sent (no trimming, no JSON parsing), with type, description and an enabled locale', async () => {
     const api = await site(['en', 'de']);
     const value = '  {"not": "parsed"}\n\twith spaces  ';
-    const res = await api.post('/v1/variables', { type: 'text', key: 'Footer_Note-2', label: 'Fußnote', value, description: 'Shown in the footer', locale: 'DE' });
+    const res = await api.post('/v1/variables', {
+      type: 'text',
+      key: 'Footer_Note-2',
+      label: 'Fußnote',
+      value,
+      description: 'Shown in the footer',
+      locale: 'DE',
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ key: 'Footer_Note-2', label: 'Fußnote', value, type: 'text', description: 'Shown in the footer', locale: 'de' });
   });
@@ -63,7 +78,18 @@ describe('POST /v1/variables', () => {
     const api = await site();
     const res = await api.post('/v1/variables', { key: 'k', label: 'L', value: 'v', slug: 'nope', contentCount: 3 });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body.data).sort()).toEqual(['createdAt', 'description', 'id', 'key', 'label', 'locale', 'translationGroup', 'type', 'updatedAt', 'value']);
+    expect(Object.keys(res.body.data).sort()).toEqual([
+      'createdAt',
+      'description',
+      'id',
+      'key',
+      'label',
+      'locale',
+      'translationGroup',
+      'type',
+      'updatedAt',
+      'value',
+    ]);
   });
 
   it('holds key to 1-100 characters: 100 passes, 101 fails with 422 on key', async () => {
@@ -170,9 +196,23 @@ describe('POST /v1/variables', () => {
     const { api, siteId } = await siteWithId();
     const first = (await api.post('/v1/variables', { key: 'idx', label: 'A', value: 'a' })).body.data;
     const at = new Date().toISOString();
-    const row = { site_id: siteId, key: 'idx', label: 'B', value: 'b', type: 'text' as const, description: null, locale: 'en', translation_group: first.translationGroup, created_at: at, updated_at: at };
+    const row = {
+      site_id: siteId,
+      key: 'idx',
+      label: 'B',
+      value: 'b',
+      type: 'text' as const,
+      description: null,
+      locale: 'en',
+      translation_group: first.translationGroup,
+      created_at: at,
+      updated_at: at,
+    };
     await expect(ctx.app.database.db.insertInto('variables').values(row).execute()).rejects.toThrow();
-    await ctx.app.database.db.insertInto('variables').values({ ...row, locale: 'fr' }).execute();
+    await ctx.app.database.db
+      .insertInto('variables')
+      .values({ ...row, locale: 'fr' })
+      .execute();
   });
 
   it('refuses a locale that is not enabled, or not a language tag, with 422 on locale', async () => {
@@ -247,7 +287,15 @@ describe('calendar variables', () => {
 
   it('refuses a value that is not JSON, or not a list, with 422 CALENDAR_INVALID on value', async () => {
     const api = await site();
-    for (const value of ['not json', '[{"date": "2026-01-01", "label": "x"},]', '{"date":"2026-01-01","label":"x"}', '"2026-01-01"', '42', 'null', '{"entries":[]}']) {
+    for (const value of [
+      'not json',
+      '[{"date": "2026-01-01", "label": "x"},]',
+      '{"date":"2026-01-01","label":"x"}',
+      '"2026-01-01"',
+      '42',
+      'null',
+      '{"entries":[]}',
+    ]) {
       const res = await post(api, value);
       expect422(res, 'CALENDAR_INVALID', ['value'], value);
     }
@@ -306,7 +354,7 @@ describe('calendar variables', () => {
     expect422(res, 'CALENDAR_INVALID', ['value[1].extra', 'value[1].date', 'value[1].label', 'value[1].color', 'value[2].endDate']);
   });
 
-  it('does not check a text variable\'s value as a calendar', async () => {
+  it("does not check a text variable's value as a calendar", async () => {
     const api = await site();
     const res = await api.post('/v1/variables', { key: 'plain', label: 'Plain', value: '[{"date":"nope"}]' });
     expect(res.status).toBe(201);
@@ -350,12 +398,19 @@ describe('GET /v1/variables', () => {
     const api = await site(['en', 'de']);
     const ids: Record<string, number> = {};
     for (const key of ['alpha', 'bravo', 'charlie', 'delta', 'echo']) {
-      ids[key] = (await api.post('/v1/variables', {
-        key, label: `Label ${key}`, value: `Value of ${key}`, description: key === 'delta' ? 'Special DESCRIPTION' : null,
-      })).body.data.id;
+      ids[key] = (
+        await api.post('/v1/variables', {
+          key,
+          label: `Label ${key}`,
+          value: `Value of ${key}`,
+          description: key === 'delta' ? 'Special DESCRIPTION' : null,
+        })
+      ).body.data.id;
       await sleep(3);
     }
-    ids.calendar = (await api.post('/v1/variables', { key: 'foxtrot', label: 'Label foxtrot', type: 'calendar', value: '[{"date":"2026-01-01","label":"Needle"}]' })).body.data.id;
+    ids.calendar = (
+      await api.post('/v1/variables', { key: 'foxtrot', label: 'Label foxtrot', type: 'calendar', value: '[{"date":"2026-01-01","label":"Needle"}]' })
+    ).body.data.id;
     await sleep(3);
     ids.german = (await api.post('/v1/variables', { key: 'alpha', label: 'Bezeichnung', value: 'Wert', locale: 'de' })).body.data.id;
     return { api, ids };
@@ -374,8 +429,16 @@ describe('GET /v1/variables', () => {
     const all = await api.get('/v1/variables');
     expect(all.body.meta).toEqual({ total: 7, perPage: 15, currentPage: 1, lastPage: 1 });
     expect(all.body.data[1]).toEqual({
-      id: expect.any(Number), key: 'foxtrot', label: 'Label foxtrot', value: '[{"date":"2026-01-01","label":"Needle"}]', type: 'calendar',
-      description: null, locale: 'en', translationGroup: expect.stringMatching(UUID), createdAt: expect.stringMatching(TIMESTAMP), updatedAt: expect.stringMatching(TIMESTAMP),
+      id: expect.any(Number),
+      key: 'foxtrot',
+      label: 'Label foxtrot',
+      value: '[{"date":"2026-01-01","label":"Needle"}]',
+      type: 'calendar',
+      description: null,
+      locale: 'en',
+      translationGroup: expect.stringMatching(UUID),
+      createdAt: expect.stringMatching(TIMESTAMP),
+      updatedAt: expect.stringMatching(TIMESTAMP),
     });
   });
 
@@ -468,7 +531,7 @@ describe('GET /v1/variables', () => {
     expect(res.body.meta.total).toBe(7);
   });
 
-  it('never lists another site\'s variables', async () => {
+  it("never lists another site's variables", async () => {
     const { api, ids } = await seeded();
     const other = await site();
     await other.post('/v1/variables', { key: 'alpha', label: 'Mine', value: 'mine' });
@@ -531,7 +594,7 @@ describe('GET, PUT and DELETE /v1/variables/:id', () => {
     expect([stored.label.length, stored.value.length, stored.description.length]).toEqual([255, 100_000, 500]);
   });
 
-  it('answers 404 for an unknown id on every route, another site\'s id included, and 422 for a non-numeric one', async () => {
+  it("answers 404 for an unknown id on every route, another site's id included, and 422 for a non-numeric one", async () => {
     const api = await site();
     const other = await site();
     const foreign = (await other.post('/v1/variables', { key: 'theirs', label: 'T', value: 't' })).body.data.id;
@@ -572,15 +635,29 @@ describe('GET, PUT and DELETE /v1/variables/:id', () => {
 describe('translations of variables', () => {
   it('reports missing, partial and complete per enabled locale, comparing label, value and description', async () => {
     const api = await site(['en', 'de', 'fr']);
-    const en = (await api.post('/v1/variables', { key: 'opening', label: 'Opening hours', value: 'Mon-Fri 9-17', description: 'Shown in the header' })).body.data;
+    const en = (await api.post('/v1/variables', { key: 'opening', label: 'Opening hours', value: 'Mon-Fri 9-17', description: 'Shown in the header' })).body
+      .data;
     const status0 = await api.get(`/v1/variables/${en.id}/translations`);
     expect(status0.status).toBe(200);
     expect(status0.body).toEqual({ data: { en: { status: 'complete' }, de: { status: 'missing' }, fr: { status: 'missing' } } });
-    const de = (await api.post('/v1/variables', { key: 'opening', label: 'Öffnungszeiten', value: 'Mo-Fr 9-17', locale: 'de', translationGroup: en.translationGroup })).body.data;
-    await api.post('/v1/variables', { key: 'opening', label: 'Horaires', value: 'Lun-Ven 9-17', description: 'En-tête', locale: 'fr', translationGroup: en.translationGroup });
-    expect((await api.get(`/v1/variables/${en.id}/translations`)).body).toEqual({ data: { en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'complete' } } });
+    const de = (
+      await api.post('/v1/variables', { key: 'opening', label: 'Öffnungszeiten', value: 'Mo-Fr 9-17', locale: 'de', translationGroup: en.translationGroup })
+    ).body.data;
+    await api.post('/v1/variables', {
+      key: 'opening',
+      label: 'Horaires',
+      value: 'Lun-Ven 9-17',
+      description: 'En-tête',
+      locale: 'fr',
+      translationGroup: en.translationGroup,
+    });
+    expect((await api.get(`/v1/variables/${en.id}/translations`)).body).toEqual({
+      data: { en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'complete' } },
+    });
     // Seen from the German member, which has no description, every other member is complete.
-    expect((await api.get(`/v1/variables/${de.id}/translations`)).body).toEqual({ data: { en: { status: 'complete' }, de: { status: 'complete' }, fr: { status: 'complete' } } });
+    expect((await api.get(`/v1/variables/${de.id}/translations`)).body).toEqual({
+      data: { en: { status: 'complete' }, de: { status: 'complete' }, fr: { status: 'complete' } },
+    });
     await api.put(`/v1/variables/${de.id}`, { description: 'Kopfzeile' });
     expect((await api.get(`/v1/variables/${en.id}/translations`)).body.data.de).toEqual({ status: 'complete' });
     await api.put(`/v1/variables/${de.id}`, { description: '   ' });
@@ -589,12 +666,28 @@ describe('translations of variables', () => {
 
   it('copies to a locale (200) with the same key, fields and group, accepts locale as a synonym, and answers 409 when taken', async () => {
     const api = await site(['en', 'de', 'fr']);
-    const en = (await api.post('/v1/variables', { key: 'events', label: 'Events', type: 'calendar', value: '[{"label":"Fair","date":"2026-09-01","color":"#0a0"}]', description: 'Dates' })).body.data;
+    const en = (
+      await api.post('/v1/variables', {
+        key: 'events',
+        label: 'Events',
+        type: 'calendar',
+        value: '[{"label":"Fair","date":"2026-09-01","color":"#0a0"}]',
+        description: 'Dates',
+      })
+    ).body.data;
     const copy = await api.post(`/v1/variables/${en.id}/copy-to-locale`, { targetLocale: 'de' });
     expect(copy.status).toBe(200);
     expect(copy.body.data).toEqual({
-      id: expect.any(Number), key: 'events', label: 'Events', value: '[{"date":"2026-09-01","label":"Fair","color":"#0a0"}]', type: 'calendar',
-      description: 'Dates', locale: 'de', translationGroup: en.translationGroup, createdAt: expect.stringMatching(TIMESTAMP), updatedAt: expect.stringMatching(TIMESTAMP),
+      id: expect.any(Number),
+      key: 'events',
+      label: 'Events',
+      value: '[{"date":"2026-09-01","label":"Fair","color":"#0a0"}]',
+      type: 'calendar',
+      description: 'Dates',
+      locale: 'de',
+      translationGroup: en.translationGroup,
+      createdAt: expect.stringMatching(TIMESTAMP),
+      updatedAt: expect.stringMatching(TIMESTAMP),
     });
     expect(copy.body.data.id).not.toBe(en.id);
     const fr = await api.post(`/v1/variables/${en.id}/copy-to-locale`, { locale: 'FR' });
@@ -608,7 +701,11 @@ describe('translations of variables', () => {
     const self = await api.post(`/v1/variables/${en.id}/copy-to-locale`, { targetLocale: 'en' });
     expect(self.status).toBe(409);
     expect((await api.get(`/v1/variables?translationGroup=${en.translationGroup}`)).body.meta.total).toBe(3);
-    expect((await api.get(`/v1/variables/${en.id}/translations`)).body.data).toEqual({ en: { status: 'complete' }, de: { status: 'complete' }, fr: { status: 'complete' } });
+    expect((await api.get(`/v1/variables/${en.id}/translations`)).body.data).toEqual({
+      en: { status: 'complete' },
+      de: { status: 'complete' },
+      fr: { status: 'complete' },
+    });
   });
 
   it('refuses a target locale that is not enabled or missing with 422', async () => {

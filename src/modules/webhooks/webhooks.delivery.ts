@@ -99,7 +99,12 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
  * `timeoutMs`; at most RESPONSE_READ_LIMIT bytes of the answer are read. Never throws; the
  * result's `error` holds no header and no secret.
  */
-export async function sendWebhook(url: string, headers: Record<string, string>, body: string, settings: Pick<DeliverySettings, 'timeoutMs' | 'allowPrivateNetwork'>): Promise<AttemptResult> {
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  settings: Pick<DeliverySettings, 'timeoutMs' | 'allowPrivateNetwork'>,
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const fail = (error: string): AttemptResult => ({ ok: false, statusCode: null, durationMs: elapsed(), error, bodyExcerpt: null, retryAfterMs: null });
@@ -131,34 +136,41 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       req.destroy();
       resolve({ ...result, durationMs: elapsed() });
     };
-    const req = transport.request(target, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      // A fresh connection every time: a pooled keep-alive socket would skip the lookup, and so the address check.
-      agent: false,
-      lookup: guardedLookup(guard) as never,
-    }, (res) => {
-      const code = res.statusCode ?? 0;
-      const ok = code >= 200 && code < 300;
-      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      const error = ok ? null : code >= 300 && code < 400 ? `HTTP ${code}: redirects are not followed` : `HTTP ${code}`;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      bodyDone = () => {
-        const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_LIMIT).toString('utf8').replace(/\uFFFD+$/, '');
-        finish({ ok, statusCode: code, error, bodyExcerpt: excerpt.length ? excerpt : null, retryAfterMs });
-      };
-      res.on('data', (chunk: Buffer) => {
-        if (size >= RESPONSE_READ_LIMIT) return;
-        chunks.push(chunk);
-        size += chunk.length;
-        // Enough read: drop the connection rather than read a large (or endless) body.
-        if (size >= RESPONSE_READ_LIMIT) bodyDone!();
-      });
-      res.on('end', () => bodyDone!());
-      res.on('error', () => bodyDone!());
-      res.on('close', () => bodyDone!());
-    });
+    const req = transport.request(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        // A fresh connection every time: a pooled keep-alive socket would skip the lookup, and so the address check.
+        agent: false,
+        lookup: guardedLookup(guard) as never,
+      },
+      (res) => {
+        const code = res.statusCode ?? 0;
+        const ok = code >= 200 && code < 300;
+        const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+        const error = ok ? null : code >= 300 && code < 400 ? `HTTP ${code}: redirects are not followed` : `HTTP ${code}`;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        bodyDone = () => {
+          const excerpt = Buffer.concat(chunks)
+            .subarray(0, RESPONSE_EXCERPT_LIMIT)
+            .toString('utf8')
+            .replace(/\uFFFD+$/, '');
+          finish({ ok, statusCode: code, error, bodyExcerpt: excerpt.length ? excerpt : null, retryAfterMs });
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (size >= RESPONSE_READ_LIMIT) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          // Enough read: drop the connection rather than read a large (or endless) body.
+          if (size >= RESPONSE_READ_LIMIT) bodyDone!();
+        });
+        res.on('end', () => bodyDone!());
+        res.on('error', () => bodyDone!());
+        res.on('close', () => bodyDone!());
+      },
+    );
     // The status decides: an answer that came in time counts even if its body then dawdles.
     const timer = setTimeout(() => {
       if (bodyDone) return bodyDone();
@@ -198,7 +210,12 @@ interface Outcome {
  * disabled); a retry after the backoff; or, after the last attempt, a failed delivery, which
  * counts towards disabling the webhook. Test events never change the webhook.
  */
-export async function recordAttempt(db: Db, settings: DeliverySettings, log: FastifyBaseLogger, { delivery, webhook, result, at }: Outcome): Promise<repo.DeliveryStatus> {
+export async function recordAttempt(
+  db: Db,
+  settings: DeliverySettings,
+  log: FastifyBaseLogger,
+  { delivery, webhook, result, at }: Outcome,
+): Promise<repo.DeliveryStatus> {
   const siteId = delivery.site_id;
   const deliveryId = Number(delivery.id);
   const webhookId = Number(webhook.id);
@@ -206,10 +223,21 @@ export async function recordAttempt(db: Db, settings: DeliverySettings, log: Fas
   const affectsWebhook = delivery.event_id !== null;
   return db.transaction().execute(async (tx) => {
     await repo.insertAttempt(tx, {
-      site_id: siteId, delivery_id: deliveryId, attempted_at: iso, status_code: result.statusCode, duration_ms: result.durationMs,
-      error: result.error, response_body_excerpt: result.bodyExcerpt,
+      site_id: siteId,
+      delivery_id: deliveryId,
+      attempted_at: iso,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+      response_body_excerpt: result.bodyExcerpt,
     });
-    const common = { attempts: Number(delivery.attempts) + 1, locked_until: null, last_status_code: result.statusCode, last_error: result.error, updated_at: new Date().toISOString() };
+    const common = {
+      attempts: Number(delivery.attempts) + 1,
+      locked_until: null,
+      last_status_code: result.statusCode,
+      last_error: result.error,
+      updated_at: new Date().toISOString(),
+    };
     if (result.ok) {
       await repo.updateDelivery(tx, deliveryId, { ...common, status: 'succeeded', next_attempt_at: null });
       if (affectsWebhook) await repo.resetFailures(tx, siteId, webhookId, iso);
@@ -238,11 +266,18 @@ export async function recordAttempt(db: Db, settings: DeliverySettings, log: Fas
 }
 
 /** Sends one delivery to its webhook and records the attempt. */
-export async function attemptDelivery(db: Db, settings: DeliverySettings, log: FastifyBaseLogger, delivery: repo.DeliveryRow, webhook: repo.WebhookRow): Promise<repo.DeliveryStatus> {
+export async function attemptDelivery(
+  db: Db,
+  settings: DeliverySettings,
+  log: FastifyBaseLogger,
+  delivery: repo.DeliveryRow,
+  webhook: repo.WebhookRow,
+): Promise<repo.DeliveryStatus> {
   const at = new Date();
   const headers = signedHeaders(signingSecrets(webhook, at), delivery.message_id, delivery.payload, at);
   const result = await sendWebhook(webhook.url, headers, delivery.payload, settings);
-  if (!result.ok) log.info({ webhookId: Number(webhook.id), deliveryId: Number(delivery.id), statusCode: result.statusCode, error: result.error }, 'webhook attempt failed');
+  if (!result.ok)
+    log.info({ webhookId: Number(webhook.id), deliveryId: Number(delivery.id), statusCode: result.statusCode, error: result.error }, 'webhook attempt failed');
   return recordAttempt(db, settings, log, { delivery, webhook, result, at });
 }
 
@@ -279,14 +314,30 @@ export async function dispatchOutbox(ctx: Pick<JobContext, 'db' | 'dialect'>, li
       for (const w of webhooks) {
         if (w.site_id !== event.site_id || !subscribes(parseJson<string[]>(w.events, []), event.type)) continue;
         rows.push({
-          site_id: event.site_id, webhook_id: Number(w.id), event_id: Number(event.id), message_id: messageId(Number(event.id), Number(w.id)),
-          event_type: event.type, payload: body, status: 'pending' as const, attempts: 0, cycle_attempts: 0, next_attempt_at: at,
-          locked_until: null, last_status_code: null, last_error: null, created_at: at, updated_at: at,
+          site_id: event.site_id,
+          webhook_id: Number(w.id),
+          event_id: Number(event.id),
+          message_id: messageId(Number(event.id), Number(w.id)),
+          event_type: event.type,
+          payload: body,
+          status: 'pending' as const,
+          attempts: 0,
+          cycle_attempts: 0,
+          next_attempt_at: at,
+          locked_until: null,
+          last_status_code: null,
+          last_error: null,
+          created_at: at,
+          updated_at: at,
         });
       }
     }
     await repo.insertDeliveries(tx, rows);
-    await repo.markDispatched(tx, events.map((e) => Number(e.id)), at);
+    await repo.markDispatched(
+      tx,
+      events.map((e) => Number(e.id)),
+      at,
+    );
     return events.length;
   });
 }
@@ -306,34 +357,45 @@ export async function deliverDue(ctx: JobContext, settings: DeliverySettings, li
   const webhooks = new Map((await repo.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => Number(d.webhook_id)))])).map((w) => [Number(w.id), w]));
   const groups = new Map<number, repo.DeliveryRow[]>();
   for (const d of claimed) (groups.get(Number(d.webhook_id)) ?? groups.set(Number(d.webhook_id), []).get(Number(d.webhook_id))!).push(d);
-  await Promise.all([...groups].map(async ([webhookId, list]) => {
-    try {
-      await sendGroup(webhookId, list);
-    } catch (err) {
-      // E.g. the webhook was deleted mid-send. Its claims expire and come back; other webhooks go on.
-      ctx.log.error({ webhookId, error: err instanceof Error ? err.message : String(err) }, 'webhook delivery pass failed');
-    }
-  }));
+  await Promise.all(
+    [...groups].map(async ([webhookId, list]) => {
+      try {
+        await sendGroup(webhookId, list);
+      } catch (err) {
+        // E.g. the webhook was deleted mid-send. Its claims expire and come back; other webhooks go on.
+        ctx.log.error({ webhookId, error: err instanceof Error ? err.message : String(err) }, 'webhook delivery pass failed');
+      }
+    }),
+  );
   return claimed.length;
 
   async function sendGroup(webhookId: number, list: repo.DeliveryRow[]) {
-    list.sort((a, b) => (Number(a.event_id ?? 0) - Number(b.event_id ?? 0)) || (Number(a.id) - Number(b.id)));
+    list.sort((a, b) => Number(a.event_id ?? 0) - Number(b.event_id ?? 0) || Number(a.id) - Number(b.id));
     for (let i = 0; i < list.length; i++) {
       const webhook = webhooks.get(webhookId);
       if (!webhook) {
-        await repo.releaseDeliveries(ctx.db, list.slice(i).map((d) => Number(d.id)));
+        await repo.releaseDeliveries(
+          ctx.db,
+          list.slice(i).map((d) => Number(d.id)),
+        );
         break;
       }
       const status = await attemptDelivery(ctx.db, settings, ctx.log, list[i]!, webhook);
       if (status !== 'succeeded') {
-        await repo.releaseDeliveries(ctx.db, list.slice(i + 1).map((d) => Number(d.id)));
+        await repo.releaseDeliveries(
+          ctx.db,
+          list.slice(i + 1).map((d) => Number(d.id)),
+        );
         break;
       }
       // An update may have turned it off, or changed its URL or secret, meanwhile: read it again before the next.
       if (i + 1 < list.length) {
         const [fresh] = await repo.webhooksByIds(ctx.db, [webhookId]);
-        if (!fresh || !fresh.is_active) {
-          await repo.releaseDeliveries(ctx.db, list.slice(i + 1).map((d) => Number(d.id)));
+        if (!fresh?.is_active) {
+          await repo.releaseDeliveries(
+            ctx.db,
+            list.slice(i + 1).map((d) => Number(d.id)),
+          );
           break;
         }
         webhooks.set(webhookId, fresh);

@@ -111,20 +111,34 @@ export function webhooksByIds(db: Executor, ids: number[]) {
 
 /** Resets the failure counter after a successful attempt (only writes when there is something to reset). */
 export function resetFailures(db: Executor, siteId: string, id: number, at: string) {
-  return db.updateTable('webhooks').set({ consecutive_failures: 0, updated_at: at })
-    .where('site_id', '=', siteId).where('id', '=', id).where('consecutive_failures', '>', 0).execute();
+  return db
+    .updateTable('webhooks')
+    .set({ consecutive_failures: 0, updated_at: at })
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .where('consecutive_failures', '>', 0)
+    .execute();
 }
 
 /** Counts one more delivery that failed for good; returns the new count. */
 export async function incrementFailures(db: Executor, siteId: string, id: number, at: string): Promise<number> {
-  const row = await db.updateTable('webhooks').set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), updated_at: at }))
-    .where('site_id', '=', siteId).where('id', '=', id).returning('consecutive_failures').executeTakeFirst();
+  const row = await db
+    .updateTable('webhooks')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), updated_at: at }))
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .returning('consecutive_failures')
+    .executeTakeFirst();
   return Number(row?.consecutive_failures ?? 0);
 }
 
 export function disableWebhook(db: Executor, siteId: string, id: number, reason: string, at: string) {
-  return db.updateTable('webhooks').set({ is_active: false, disabled_reason: reason, disabled_at: at, updated_at: at })
-    .where('site_id', '=', siteId).where('id', '=', id).execute();
+  return db
+    .updateTable('webhooks')
+    .set({ is_active: false, disabled_reason: reason, disabled_at: at, updated_at: at })
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .execute();
 }
 
 // ---- outbox ----
@@ -148,8 +162,11 @@ export function markDispatched(tx: Executor, ids: number[], at: string) {
 /** Inserts deliveries; one that exists already (same site and message id) is left alone. */
 export async function insertDeliveries(db: Executor, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {
-    await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 200))
-      .onConflict((oc) => oc.columns(['site_id', 'message_id']).doNothing()).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + 200))
+      .onConflict((oc) => oc.columns(['site_id', 'message_id']).doNothing())
+      .execute();
   }
 }
 
@@ -159,14 +176,16 @@ export async function insertDelivery(db: Executor, row: Insertable<WebhookDelive
 }
 
 export function findDelivery(db: Executor, siteId: string, webhookId: number, id: number) {
-  return db.selectFrom('webhook_deliveries').selectAll()
-    .where('site_id', '=', siteId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('site_id', '=', siteId)
+    .where('webhook_id', '=', webhookId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
-export async function listDeliveries(
-  db: Executor, siteId: string, webhookId: number,
-  query: ListQuery & { status?: DeliveryStatus; eventType?: string },
-) {
+export async function listDeliveries(db: Executor, siteId: string, webhookId: number, query: ListQuery & { status?: DeliveryStatus; eventType?: string }) {
   let base = db.selectFrom('webhook_deliveries').selectAll().where('site_id', '=', siteId).where('webhook_id', '=', webhookId);
   if (query.status) base = base.where('status', '=', query.status);
   if (query.eventType) base = base.where('event_type', '=', query.eventType);
@@ -224,8 +243,13 @@ export function insertAttempt(db: Executor, row: Insertable<WebhookAttemptsTable
 export async function attemptsOf(db: Executor, siteId: string, deliveryIds: number[]): Promise<Map<number, AttemptRow[]>> {
   const out = new Map<number, AttemptRow[]>(deliveryIds.map((id) => [id, []]));
   if (deliveryIds.length === 0) return out;
-  const rows = await db.selectFrom('webhook_attempts').selectAll()
-    .where('site_id', '=', siteId).where('delivery_id', 'in', deliveryIds).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('site_id', '=', siteId)
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('id')
+    .execute();
   for (const r of rows) out.get(Number(r.delivery_id))?.push(r);
   return out;
 }

@@ -6,15 +6,18 @@ import { IdParams, Nullable, Timestamp } from '../../shared/schemas.js';
 // ---- the event catalog ----
 
 /** `data` of content events: the content as it is after the change (decisions G15). */
-export const ContentEventData = Type.Object({
-  id: Type.Integer({ description: 'The content id' }),
-  title: Type.String(),
-  slug: Type.String(),
-  locale: Type.String({ description: 'BCP 47 language tag' }),
-  status: Type.String({ description: 'The status after the change: `published` or `archived`' }),
-  publishedAt: Nullable(Timestamp),
-  url: Type.Optional(Type.String({ description: 'The public URL of the content, when the site has one' })),
-}, { additionalProperties: true });
+export const ContentEventData = Type.Object(
+  {
+    id: Type.Integer({ description: 'The content id' }),
+    title: Type.String(),
+    slug: Type.String(),
+    locale: Type.String({ description: 'BCP 47 language tag' }),
+    status: Type.String({ description: 'The status after the change: `published` or `archived`' }),
+    publishedAt: Nullable(Timestamp),
+    url: Type.Optional(Type.String({ description: 'The public URL of the content, when the site has one' })),
+  },
+  { additionalProperties: true },
+);
 
 /** The type sent by `POST /webhooks/:id/test`; not an event one subscribes to. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -26,7 +29,12 @@ interface CatalogEntry {
 }
 
 const contentExample = (status: string) => ({
-  id: 42, title: 'Hello world', slug: 'hello-world', locale: 'en', status, publishedAt: '2026-11-22T10:00:00.000Z',
+  id: 42,
+  title: 'Hello world',
+  slug: 'hello-world',
+  locale: 'en',
+  status,
+  publishedAt: '2026-11-22T10:00:00.000Z',
 });
 
 /**
@@ -50,11 +58,14 @@ export const ALL_EVENTS = '*';
 
 /** The body POSTed to a webhook for one event. */
 export function EventEnvelope<T extends TSchema, D extends TSchema>(type: T, data: D, description?: string) {
-  return Type.Object({
-    type,
-    timestamp: { ...Timestamp, description: 'When the event happened (ISO 8601 UTC)' },
-    data,
-  }, description ? { description } : {});
+  return Type.Object(
+    {
+      type,
+      timestamp: { ...Timestamp, description: 'When the event happened (ISO 8601 UTC)' },
+      data,
+    },
+    description ? { description } : {},
+  );
 }
 
 /** A delivery's body as the API shows it: the envelope of any event type. */
@@ -68,15 +79,19 @@ const EventTypeName = Type.Enum([...EVENT_TYPES, ALL_EVENTS], {
   description: `An event of the catalog, or \`${ALL_EVENTS}\` for every event, present and future`,
 });
 
-const CatalogItem = Type.Object({
-  type: Type.String({ description: 'The event type' }),
-  description: Type.String(),
-  dataSchema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of `data`' }),
-  example: EventPayload,
-}, {
-  description: 'One event of the catalog. Data of the events: '
-    + EVENT_TYPES.map((t) => `\`${t}\`: ${Object.keys((EVENT_CATALOG[t].data as { properties?: object }).properties ?? {}).join(', ')}`).join('; '),
-});
+const CatalogItem = Type.Object(
+  {
+    type: Type.String({ description: 'The event type' }),
+    description: Type.String(),
+    dataSchema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of `data`' }),
+    example: EventPayload,
+  },
+  {
+    description:
+      'One event of the catalog. Data of the events: ' +
+      EVENT_TYPES.map((t) => `\`${t}\`: ${Object.keys((EVENT_CATALOG[t].data as { properties?: object }).properties ?? {}).join(', ')}`).join('; '),
+  },
+);
 
 export const EventCatalog = Type.Object({ data: Type.Array(CatalogItem) });
 
@@ -91,7 +106,11 @@ export function openApiWebhooks(): Record<string, unknown> {
   const headers = [
     { name: 'webhook-id', description: 'The message id, the same at every attempt: use it to drop duplicates', schema: { type: 'string' } },
     { name: 'webhook-timestamp', description: 'Unix seconds of this attempt', schema: { type: 'string' } },
-    { name: 'webhook-signature', description: 'Space-separated `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed by the base64-decoded secret after `whsec_`', schema: { type: 'string' } },
+    {
+      name: 'webhook-signature',
+      description: 'Space-separated `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed by the base64-decoded secret after `whsec_`',
+      schema: { type: 'string' },
+    },
   ].map((h) => ({ ...h, in: 'header', required: true }));
   const out: Record<string, unknown> = {};
   for (const type of EVENT_TYPES) {
@@ -117,7 +136,9 @@ export const Webhook = Type.Object({
   events: Type.Array(Type.String()),
   isActive: Type.Boolean(),
   consecutiveFailures: Type.Integer({ description: 'Deliveries in a row that failed for good; the webhook is disabled at WEBHOOK_MAX_FAILURES' }),
-  disabledReason: Nullable(Type.String({ description: 'Why the service disabled the webhook (410 Gone, too many failures); null when active or turned off by an update' })),
+  disabledReason: Nullable(
+    Type.String({ description: 'Why the service disabled the webhook (410 Gone, too many failures); null when active or turned off by an update' }),
+  ),
   disabledAt: Nullable(Timestamp),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -139,17 +160,24 @@ export const WebhookCreate = Type.Object({
   isActive: Type.Optional(Type.Boolean({ default: true })),
 });
 
-export const WebhookUpdate = Type.Object({
-  url: Type.Optional(Url),
-  events: Type.Optional(Events),
-  description: Type.Optional(Description),
-  isActive: Type.Optional(Type.Boolean({ description: '`true` re-enables a disabled webhook and resets its failure counter' })),
-}, { minProperties: 1 });
+export const WebhookUpdate = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    isActive: Type.Optional(Type.Boolean({ description: '`true` re-enables a disabled webhook and resets its failure counter' })),
+  },
+  { minProperties: 1 },
+);
 
-export const WebhookListQuery = listQuerySchema(['created_at', 'updated_at', 'url'], {
-  search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive search in url and description' })),
-  isActive: Type.Optional(Type.Boolean()),
-}, { defaultSort: 'created_at desc' });
+export const WebhookListQuery = listQuerySchema(
+  ['created_at', 'updated_at', 'url'],
+  {
+    search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive search in url and description' })),
+    isActive: Type.Optional(Type.Boolean()),
+  },
+  { defaultSort: 'created_at desc' },
+);
 
 // ---- deliveries ----
 
@@ -182,10 +210,14 @@ export const Delivery = Type.Object({
   updatedAt: Timestamp,
 });
 
-export const DeliveryListQuery = listQuerySchema(['created_at', 'updated_at'], {
-  status: Type.Optional(DeliveryStatus),
-  eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-}, { defaultSort: 'created_at desc' });
+export const DeliveryListQuery = listQuerySchema(
+  ['created_at', 'updated_at'],
+  {
+    status: Type.Optional(DeliveryStatus),
+    eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  { defaultSort: 'created_at desc' },
+);
 
 export const DeliveryParams = Type.Object({
   id: IdParams.properties.id,

@@ -10,33 +10,62 @@ import { checkOutboundUrl } from '../../shared/net-guard.js';
 import { EVENT_TYPES } from '../../jobs/outbox.js';
 import * as repo from './webhooks.repository.js';
 import {
-  ALL_EVENTS, EVENT_CATALOG, TEST_EVENT_TYPE,
-  type DeliveryListQuery, type WebhookCreateInput, type WebhookListQuery, type WebhookUpdateInput,
+  ALL_EVENTS,
+  EVENT_CATALOG,
+  TEST_EVENT_TYPE,
+  type DeliveryListQuery,
+  type WebhookCreateInput,
+  type WebhookListQuery,
+  type WebhookUpdateInput,
 } from './webhooks.schemas.js';
 import { attemptDelivery, eventBody, generateSecret, PREVIOUS_SECRET_TTL_MS, type DeliverySettings } from './webhooks.delivery.js';
 
 function toWebhook(r: repo.WebhookRow) {
   return {
-    id: Number(r.id), url: r.url, description: r.description, events: parseJson<string[]>(r.events, []), isActive: Boolean(r.is_active),
-    consecutiveFailures: Number(r.consecutive_failures), disabledReason: r.disabled_reason, disabledAt: r.disabled_at,
-    createdAt: r.created_at, updatedAt: r.updated_at,
+    id: Number(r.id),
+    url: r.url,
+    description: r.description,
+    events: parseJson<string[]>(r.events, []),
+    isActive: Boolean(r.is_active),
+    consecutiveFailures: Number(r.consecutive_failures),
+    disabledReason: r.disabled_reason,
+    disabledAt: r.disabled_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
 function toAttempt(a: repo.AttemptRow) {
   return {
-    id: Number(a.id), attemptedAt: a.attempted_at, statusCode: a.status_code === null ? null : Number(a.status_code), durationMs: Number(a.duration_ms),
-    error: a.error, responseBodyExcerpt: a.response_body_excerpt,
+    id: Number(a.id),
+    attemptedAt: a.attempted_at,
+    statusCode: a.status_code === null ? null : Number(a.status_code),
+    durationMs: Number(a.duration_ms),
+    error: a.error,
+    responseBodyExcerpt: a.response_body_excerpt,
   };
 }
 
 function toDelivery(d: repo.DeliveryRow, attempts: repo.AttemptRow[]) {
   return {
-    id: Number(d.id), webhookId: Number(d.webhook_id), eventId: d.event_id === null ? null : Number(d.event_id), messageId: d.message_id,
-    eventType: d.event_type, payload: parseJson<{ type: string; timestamp: string; data: Record<string, unknown> }>(d.payload, { type: d.event_type, timestamp: d.created_at, data: {} }), status: d.status, attemptCount: Number(d.attempts),
+    id: Number(d.id),
+    webhookId: Number(d.webhook_id),
+    eventId: d.event_id === null ? null : Number(d.event_id),
+    messageId: d.message_id,
+    eventType: d.event_type,
+    payload: parseJson<{ type: string; timestamp: string; data: Record<string, unknown> }>(d.payload, {
+      type: d.event_type,
+      timestamp: d.created_at,
+      data: {},
+    }),
+    status: d.status,
+    attemptCount: Number(d.attempts),
     nextAttemptAt: d.status === 'pending' ? d.next_attempt_at : null,
-    lastStatusCode: d.last_status_code === null ? null : Number(d.last_status_code), lastError: d.last_error,
-    attempts: attempts.map(toAttempt), createdAt: d.created_at, updatedAt: d.updated_at,
+    lastStatusCode: d.last_status_code === null ? null : Number(d.last_status_code),
+    lastError: d.last_error,
+    attempts: attempts.map(toAttempt),
+    createdAt: d.created_at,
+    updatedAt: d.updated_at,
   };
 }
 
@@ -63,7 +92,8 @@ export function eventCatalog() {
     data: EVENT_TYPES.map((type) => {
       const entry = EVENT_CATALOG[type];
       return {
-        type, description: entry.description,
+        type,
+        description: entry.description,
         dataSchema: JSON.parse(JSON.stringify(entry.data)) as Record<string, unknown>,
         example: { type, timestamp: '2026-11-22T10:00:00.000Z', data: entry.example },
       };
@@ -85,9 +115,19 @@ export async function createWebhook(db: Db, allowPrivate: boolean, siteId: strin
   const at = now();
   const secret = generateSecret();
   const id = await repo.insertWebhook(db, {
-    site_id: siteId, url, description: input.description ?? null, events: toJson(normalizeEvents(input.events)), is_active: input.isActive ?? true,
-    secret, previous_secret: null, previous_secret_expires_at: null, consecutive_failures: 0, disabled_reason: null, disabled_at: null,
-    created_at: at, updated_at: at,
+    site_id: siteId,
+    url,
+    description: input.description ?? null,
+    events: toJson(normalizeEvents(input.events)),
+    is_active: input.isActive ?? true,
+    secret,
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    consecutive_failures: 0,
+    disabled_reason: null,
+    disabled_at: null,
+    created_at: at,
+    updated_at: at,
   });
   return { ...(await getWebhook(db, siteId, id)), secret };
 }
@@ -120,7 +160,10 @@ export async function rotateSecret(db: Db, siteId: string, id: number) {
   const secret = generateSecret();
   const at = new Date();
   await repo.updateWebhook(db, siteId, id, {
-    secret, previous_secret: row.secret, previous_secret_expires_at: new Date(at.getTime() + PREVIOUS_SECRET_TTL_MS).toISOString(), updated_at: at.toISOString(),
+    secret,
+    previous_secret: row.secret,
+    previous_secret_expires_at: new Date(at.getTime() + PREVIOUS_SECRET_TTL_MS).toISOString(),
+    updated_at: at.toISOString(),
   });
   return { ...(await getWebhook(db, siteId, id)), secret };
 }
@@ -140,9 +183,21 @@ export async function sendTest(db: Db, settings: DeliverySettings, log: FastifyB
   const at = now();
   const body = eventBody(TEST_EVENT_TYPE, at, { webhookId: id, message: 'A test event from Cairn: signature and endpoint check.' });
   const deliveryId = await repo.insertDelivery(db, {
-    site_id: siteId, webhook_id: id, event_id: null, message_id: `msg_test_${randomUUID().replace(/-/g, '')}`, event_type: TEST_EVENT_TYPE,
-    payload: body, status: 'pending', attempts: 0, cycle_attempts: 0, next_attempt_at: null, locked_until: null,
-    last_status_code: null, last_error: null, created_at: at, updated_at: at,
+    site_id: siteId,
+    webhook_id: id,
+    event_id: null,
+    message_id: `msg_test_${randomUUID().replace(/-/g, '')}`,
+    event_type: TEST_EVENT_TYPE,
+    payload: body,
+    status: 'pending',
+    attempts: 0,
+    cycle_attempts: 0,
+    next_attempt_at: null,
+    locked_until: null,
+    last_status_code: null,
+    last_error: null,
+    created_at: at,
+    updated_at: at,
   });
   const delivery = (await repo.findDelivery(db, siteId, id, deliveryId))!;
   await attemptDelivery(db, settings, log, delivery, webhook);
@@ -152,7 +207,11 @@ export async function sendTest(db: Db, settings: DeliverySettings, log: FastifyB
 export async function listDeliveries(db: Executor, siteId: string, webhookId: number, query: Static<typeof DeliveryListQuery>) {
   await getRow(db, siteId, webhookId);
   const { rows, total } = await repo.listDeliveries(db, siteId, webhookId, query);
-  const attempts = await repo.attemptsOf(db, siteId, rows.map((r) => Number(r.id)));
+  const attempts = await repo.attemptsOf(
+    db,
+    siteId,
+    rows.map((r) => Number(r.id)),
+  );
   return { data: rows.map((r) => toDelivery(r, attempts.get(Number(r.id)) ?? [])), meta: pageMeta(total, query.page, query.limit) };
 }
 

@@ -9,7 +9,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestApp, type TestContext } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
 import { emitEvent, type EventType } from '../../jobs/outbox.js';
-import { deliverDue, deliverySettings, dispatchOutbox, MAX_ATTEMPTS, RESPONSE_EXCERPT_LIMIT, RETRY_AFTER_CAP_MS, retryDelay, RETRY_SCHEDULE_MS } from './webhooks.delivery.js';
+import {
+  deliverDue,
+  deliverySettings,
+  dispatchOutbox,
+  MAX_ATTEMPTS,
+  RESPONSE_EXCERPT_LIMIT,
+  RETRY_AFTER_CAP_MS,
+  retryDelay,
+  RETRY_SCHEDULE_MS,
+} from './webhooks.delivery.js';
 import * as repo from './webhooks.repository.js';
 import { openApiWebhooks } from './webhooks.schemas.js';
 
@@ -43,18 +52,32 @@ async function receiver(handler: Handler = (_req, res) => res.end('ok')): Promis
       handler(req, res, requests.length);
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const rec: Receiver = {
-    url: `${origin}/hook`, origin, requests,
-    close: () => new Promise<void>((r) => { sockets.forEach((s) => s.destroy()); server.close(() => r()); }),
+    url: `${origin}/hook`,
+    origin,
+    requests,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
   receivers.push(rec);
   return rec;
 }
 /** Answers with these statuses in turn (the last one repeats). */
-const statuses = (...codes: number[]): Handler => (_req, res, n) => { res.statusCode = codes[Math.min(n, codes.length) - 1]!; res.end(`answer ${n}`); };
+const statuses =
+  (...codes: number[]): Handler =>
+  (_req, res, n) => {
+    res.statusCode = codes[Math.min(n, codes.length) - 1]!;
+    res.end(`answer ${n}`);
+  };
 
 // ------------------------------------------------------------------------------------------------
 // The app, sites, and driving the worker
@@ -66,10 +89,15 @@ let ctx: TestContext;
 beforeAll(async () => {
   ctx = await buildTestApp({ webhooks: { timeoutMs: TIMEOUT_MS, maxFailures: MAX_FAILURES } });
 });
-afterEach(async () => { await Promise.all(receivers.splice(0).map((r) => r.close())); });
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
 afterAll(() => ctx.close());
 
-interface Site { api: Client; siteId: string }
+interface Site {
+  api: Client;
+  siteId: string;
+}
 async function site(app: TestApp = ctx.app): Promise<Site> {
   const s = await createSiteWithToken(app);
   return { api: client(app, s.token), siteId: s.siteId };
@@ -93,8 +121,12 @@ async function drain(app: TestApp = ctx.app) {
 
 /** Moves the site's pending deliveries' next attempt into the past (instead of waiting out the backoff). */
 async function makeDue(siteId: string, app: TestApp = ctx.app) {
-  await app.database.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
-    .where('site_id', '=', siteId).where('status', '=', 'pending').execute();
+  await app.database.db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
+    .where('site_id', '=', siteId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 async function deliveries(api: Client, webhookId: number, query = '') {
@@ -107,10 +139,19 @@ async function deliveries(api: Client, webhookId: number, query = '') {
 function verifies(secret: string, req: Received): boolean {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   const expected = createHmac('sha256', key).update(`${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${req.body}`).digest('base64');
-  return String(req.headers['webhook-signature']).split(' ').some((s) => s === `v1,${expected}`);
+  return String(req.headers['webhook-signature'])
+    .split(' ')
+    .some((s) => s === `v1,${expected}`);
 }
 
-const content = (id: number, status = 'published') => ({ id, title: `Post ${id}`, slug: `post-${id}`, locale: 'en', status, publishedAt: '2026-11-22T10:00:00.000Z' });
+const content = (id: number, status = 'published') => ({
+  id,
+  title: `Post ${id}`,
+  slug: `post-${id}`,
+  locale: 'en',
+  status,
+  publishedAt: '2026-11-22T10:00:00.000Z',
+});
 
 // ------------------------------------------------------------------------------------------------
 // Management
@@ -119,11 +160,23 @@ const content = (id: number, status = 'published') => ({ id, title: `Post ${id}`
 describe('webhook management', () => {
   it('creates a webhook (201) and shows its whsec_ secret only then', async () => {
     const { api } = await site();
-    const res = await api.post('/v1/webhooks', { url: 'https://example.com/hooks/cairn', events: ['content.published', 'content.archived'], description: 'Rebuild' });
+    const res = await api.post('/v1/webhooks', {
+      url: 'https://example.com/hooks/cairn',
+      events: ['content.published', 'content.archived'],
+      description: 'Rebuild',
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
-      id: expect.any(Number), url: 'https://example.com/hooks/cairn', description: 'Rebuild', events: ['content.published', 'content.archived'],
-      isActive: true, consecutiveFailures: 0, disabledReason: null, disabledAt: null, createdAt: expect.any(String), updatedAt: expect.any(String),
+      id: expect.any(Number),
+      url: 'https://example.com/hooks/cairn',
+      description: 'Rebuild',
+      events: ['content.published', 'content.archived'],
+      isActive: true,
+      consecutiveFailures: 0,
+      disabledReason: null,
+      disabledAt: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect(Buffer.from(res.body.data.secret.slice(6), 'base64')).toHaveLength(32);
@@ -184,14 +237,17 @@ describe('webhook management', () => {
     expect((await api.delete(`/v1/webhooks/${off.id}`)).status).toBe(404);
   });
 
-  it('answers 404 for another site\'s webhook and never lists it', async () => {
+  it("answers 404 for another site's webhook and never lists it", async () => {
     const a = await site();
     const b = await site();
     const w = await hook(b.api, 'https://example.com/b');
     for (const res of [
-      await a.api.get(`/v1/webhooks/${w.id}`), await a.api.put(`/v1/webhooks/${w.id}`, { description: 'x' }),
-      await a.api.post(`/v1/webhooks/${w.id}/rotate-secret`), await a.api.post(`/v1/webhooks/${w.id}/test`),
-      await a.api.get(`/v1/webhooks/${w.id}/deliveries`), await a.api.delete(`/v1/webhooks/${w.id}`),
+      await a.api.get(`/v1/webhooks/${w.id}`),
+      await a.api.put(`/v1/webhooks/${w.id}`, { description: 'x' }),
+      await a.api.post(`/v1/webhooks/${w.id}/rotate-secret`),
+      await a.api.post(`/v1/webhooks/${w.id}/test`),
+      await a.api.get(`/v1/webhooks/${w.id}/deliveries`),
+      await a.api.delete(`/v1/webhooks/${w.id}`),
     ]) {
       expect(res.status).toBe(404);
       expectErrorShape(res.body, 404);
@@ -254,15 +310,25 @@ describe('delivery from the outbox', () => {
 
     const [d] = await deliveries(api, w.id);
     expect(d).toMatchObject({
-      webhookId: w.id, eventId: Number(event.id), messageId: `msg_${event.id}_${w.id}`, eventType: 'content.published', status: 'succeeded',
-      attemptCount: 1, nextAttemptAt: null, lastStatusCode: 200, lastError: null, payload: JSON.parse(req.body),
+      webhookId: w.id,
+      eventId: Number(event.id),
+      messageId: `msg_${event.id}_${w.id}`,
+      eventType: 'content.published',
+      status: 'succeeded',
+      attemptCount: 1,
+      nextAttemptAt: null,
+      lastStatusCode: 200,
+      lastError: null,
+      payload: JSON.parse(req.body),
     });
-    expect(d.attempts).toEqual([{ id: expect.any(Number), attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null, responseBodyExcerpt: 'ok' }]);
+    expect(d.attempts).toEqual([
+      { id: expect.any(Number), attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null, responseBodyExcerpt: 'ok' },
+    ]);
     await drain();
     expect(rec.requests).toHaveLength(1);
   });
 
-  it('sends only subscribed types, only to active webhooks of the event\'s site; * gets everything', async () => {
+  it("sends only subscribed types, only to active webhooks of the event's site; * gets everything", async () => {
     const published = await receiver();
     const everything = await receiver();
     const inactive = await receiver();
@@ -286,10 +352,12 @@ describe('delivery from the outbox', () => {
     const { api, siteId } = await site();
     await hook(api, rec.url, ['*']);
     const db = ctx.app.database.db;
-    await expect(db.transaction().execute(async (tx) => {
-      await emitEvent(tx, siteId, 'content.published', content(1));
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await emitEvent(tx, siteId, 'content.published', content(1));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     await db.transaction().execute(async (tx) => {
       await emitEvent(tx, siteId, 'content.published', content(2));
       await emitEvent(tx, siteId, 'content.archived', content(3, 'archived'));
@@ -298,7 +366,7 @@ describe('delivery from the outbox', () => {
     expect(rec.requests.map((r) => JSON.parse(r.body).data.id)).toEqual([2, 3]);
   });
 
-  it('delivers a webhook\'s events in order', async () => {
+  it("delivers a webhook's events in order", async () => {
     const rec = await receiver();
     const { api, siteId } = await site();
     await hook(api, rec.url);
@@ -335,7 +403,9 @@ describe('delivery from the outbox', () => {
     [d] = await deliveries(api, w.id);
     expect(d).toMatchObject({ status: 'succeeded', attemptCount: 3, lastStatusCode: 204, lastError: null, nextAttemptAt: null });
     expect(d.attempts.map((a: any) => [a.statusCode, a.error, a.responseBodyExcerpt])).toEqual([
-      [500, 'HTTP 500', 'answer 1'], [503, 'HTTP 503', 'answer 2'], [204, null, null],
+      [500, 'HTTP 500', 'answer 1'],
+      [503, 'HTTP 503', 'answer 2'],
+      [204, null, null],
     ]);
     expect(rec.requests).toHaveLength(3);
     expect(new Set(rec.requests.map((r) => r.headers['webhook-id'])).size).toBe(1);
@@ -358,7 +428,10 @@ describe('delivery from the outbox', () => {
 
   it('honours a Retry-After (seconds or HTTP date) that asks for longer than the backoff', async () => {
     const retryAfter = ['120', new Date(Date.now() + 600_000).toUTCString(), '1'];
-    const rec = await receiver((_req, res, n) => { res.writeHead(n === 1 ? 429 : 503, { 'retry-after': retryAfter[n - 1]! }); res.end(); });
+    const rec = await receiver((_req, res, n) => {
+      res.writeHead(n === 1 ? 429 : 503, { 'retry-after': retryAfter[n - 1]! });
+      res.end();
+    });
     const { api, siteId } = await site();
     const w = await hook(api, rec.url);
     await emit(siteId, 'content.published', content(1));
@@ -405,7 +478,10 @@ describe('delivery from the outbox', () => {
 
   it(`disables a webhook after ${MAX_FAILURES} deliveries in a row fail for good; a success resets the count; an update re-enables`, async () => {
     let failing = true;
-    const rec = await receiver((_req, res) => { res.statusCode = failing ? 500 : 200; res.end(); });
+    const rec = await receiver((_req, res) => {
+      res.statusCode = failing ? 500 : 200;
+      res.end();
+    });
     const { api, siteId } = await site();
     const w = await hook(api, rec.url);
     const exhaust = async () => {
@@ -444,7 +520,9 @@ describe('delivery from the outbox', () => {
   });
 
   it(`counts a receiver that does not answer within the timeout (${TIMEOUT_MS} ms) as a failure`, async () => {
-    const rec = await receiver(() => { /* never answers */ });
+    const rec = await receiver(() => {
+      /* never answers */
+    });
     const { api, siteId } = await site();
     const w = await hook(api, rec.url);
     await emit(siteId, 'content.published', content(1));
@@ -459,7 +537,10 @@ describe('delivery from the outbox', () => {
 
   it('does not follow redirects: a 302 is a failed attempt', async () => {
     const target = await receiver();
-    const rec = await receiver((_req, res) => { res.writeHead(302, { location: target.url }); res.end(); });
+    const rec = await receiver((_req, res) => {
+      res.writeHead(302, { location: target.url });
+      res.end();
+    });
     const { api, siteId } = await site();
     const w = await hook(api, rec.url);
     await emit(siteId, 'content.published', content(1));
@@ -475,7 +556,10 @@ describe('delivery from the outbox', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       const chunk = 'x'.repeat(16 * 1024);
       const timer = setInterval(() => res.write(chunk), 1);
-      req.socket.on('close', () => { closed = true; clearInterval(timer); });
+      req.socket.on('close', () => {
+        closed = true;
+        clearInterval(timer);
+      });
     });
     const { api, siteId } = await site();
     const w = await hook(api, rec.url);
@@ -524,7 +608,12 @@ describe('delivery from the outbox', () => {
     expect(claimed.filter((d) => d.site_id === siteId)).toHaveLength(1);
     await drain();
     expect(rec.requests).toHaveLength(1);
-    await db.updateTable('webhook_deliveries').set({ locked_until: new Date(Date.now() - 1).toISOString() }).where('site_id', '=', siteId).where('status', '=', 'pending').execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: new Date(Date.now() - 1).toISOString() })
+      .where('site_id', '=', siteId)
+      .where('status', '=', 'pending')
+      .execute();
     await drain();
     expect(rec.requests.map((r) => JSON.parse(r.body).data.id)).toEqual([1, 2]);
     expect((await deliveries(api, w.id)).every((d) => d.status === 'succeeded')).toBe(true);
@@ -554,7 +643,11 @@ describe('rotation, test events and redelivery', () => {
     expect(verifies(secret, { ...first!, headers: { ...first!.headers, 'webhook-signature': signatures[0] } })).toBe(true);
     expect(verifies(w.secret, { ...first!, headers: { ...first!.headers, 'webhook-signature': signatures[1] } })).toBe(true);
 
-    await ctx.app.database.db.updateTable('webhooks').set({ previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', w.id).execute();
+    await ctx.app.database.db
+      .updateTable('webhooks')
+      .set({ previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', w.id)
+      .execute();
     await emit(siteId, 'content.published', content(2));
     await drain();
     const second = rec.requests[1]!;
@@ -570,8 +663,14 @@ describe('rotation, test events and redelivery', () => {
     const res = await api.post(`/v1/webhooks/${w.id}/test`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
-      webhookId: w.id, eventId: null, eventType: 'webhook.test', status: 'succeeded', attemptCount: 1, lastStatusCode: 200,
-      messageId: expect.stringMatching(/^msg_test_[0-9a-f]{32}$/), payload: { type: 'webhook.test', data: { webhookId: w.id } },
+      webhookId: w.id,
+      eventId: null,
+      eventType: 'webhook.test',
+      status: 'succeeded',
+      attemptCount: 1,
+      lastStatusCode: 200,
+      messageId: expect.stringMatching(/^msg_test_[0-9a-f]{32}$/),
+      payload: { type: 'webhook.test', data: { webhookId: w.id } },
     });
     expect(res.body.data.attempts).toHaveLength(1);
     expect(rec.requests).toHaveLength(1);
@@ -654,7 +753,15 @@ describe('safety', () => {
   it('refuses loopback, private and metadata URLs with 422 WEBHOOK_URL_INVALID unless private networks are allowed', async () => {
     const rec = await receiver();
     const { api } = await site(strict.app);
-    for (const url of [rec.url, 'http://localhost:8080/x', 'http://[::1]/x', 'http://10.0.0.8/x', 'http://169.254.169.254/latest/meta-data', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/']) {
+    for (const url of [
+      rec.url,
+      'http://localhost:8080/x',
+      'http://[::1]/x',
+      'http://10.0.0.8/x',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::ffff:127.0.0.1]/',
+      'http://2130706433/',
+    ]) {
       const res = await api.post('/v1/webhooks', { url, events: ['content.published'] });
       expect(res.status, url).toBe(422);
       expectErrorShape(res.body, 422, 'WEBHOOK_URL_INVALID');
@@ -684,7 +791,11 @@ describe('safety', () => {
     expect(test.body.data).toMatchObject({ status: 'failed', lastError: expect.stringMatching(/^blocked: /) });
     expect(rec.requests).toEqual([]);
     // A host name is resolved and checked at connect time (guardedLookup), not only IP literals.
-    await strict.app.database.db.updateTable('webhooks').set({ url: rec.url.replace('127.0.0.1', 'localhost') }).where('id', '=', w.id).execute();
+    await strict.app.database.db
+      .updateTable('webhooks')
+      .set({ url: rec.url.replace('127.0.0.1', 'localhost') })
+      .where('id', '=', w.id)
+      .execute();
     const byName = await api.post(`/v1/webhooks/${w.id}/test`);
     expect(byName.body.data).toMatchObject({ status: 'failed', lastStatusCode: null, lastError: expect.stringMatching(/^blocked: localhost resolves to/) });
     expect(rec.requests).toEqual([]);
@@ -692,7 +803,12 @@ describe('safety', () => {
 
   it('never writes a secret to the logs', async () => {
     const lines: string[] = [];
-    const stream = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const logged = await buildTestApp({ webhooks: { timeoutMs: 300, maxFailures: 1 } }, { logger: { level: 'trace', stream } });
     try {
       const rec = await receiver(statuses(500, 410, 200));

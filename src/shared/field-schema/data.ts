@@ -1,14 +1,6 @@
 // Validation of untrusted data against a (valid) field schema.
 import { isValidColor, isValidDate, isValidDateTime, isValidEmail, isValidUrl, MAX_EMAIL_LENGTH } from './formats.js';
-import {
-  DEFAULT_MAX_STRING_LENGTH,
-  IssueList,
-  hasOwn,
-  isPlainObject,
-  optionValues,
-  type FieldDefinition,
-  type FieldIssue,
-} from './types.js';
+import { DEFAULT_MAX_STRING_LENGTH, IssueList, hasOwn, isPlainObject, optionValues, type FieldDefinition, type FieldIssue } from './types.js';
 
 /** A field definition or an array's `items` (a definition without a name). Read defensively. */
 type ValueDef = Record<string, unknown>;
@@ -27,12 +19,7 @@ function quote(value: string): string {
  * - Keys that the schema does not name are orphaned: allowed, not validated.
  * - A value for a dataSource field is refused (read-only).
  */
-export function validateFieldData(
-  schema: FieldDefinition[],
-  data: unknown,
-  basePath = 'data',
-  options: { partial?: boolean } = {},
-): FieldIssue[] {
+export function validateFieldData(schema: FieldDefinition[], data: unknown, basePath = 'data', options: { partial?: boolean } = {}): FieldIssue[] {
   const issues = new IssueList();
   validateObject(schema, data, basePath, options.partial === true, issues);
   return issues.list;
@@ -46,15 +33,15 @@ function validateObject(fields: unknown, data: unknown, path: string, partial: b
   if (!Array.isArray(fields)) return;
   for (const field of fields as unknown[]) {
     if (issues.full) return;
-    if (!isPlainObject(field) || typeof field['name'] !== 'string') continue;
-    const name = field['name'];
+    if (!isPlainObject(field) || typeof field.name !== 'string') continue;
+    const name = field.name;
     const fieldPath = `${path}.${name}`;
     const present = hasOwn(data, name) && data[name] !== undefined;
-    if (field['type'] === 'dataSource') {
+    if (field.type === 'dataSource') {
       if (present) issues.add(fieldPath, 'is read-only: dataSource fields are resolved on read');
       continue;
     }
-    const required = field['required'] === true;
+    const required = field.required === true;
     if (!present) {
       if (required && !partial) issues.add(fieldPath, 'is required');
       continue;
@@ -106,8 +93,8 @@ function checkMedia(value: unknown, path: string, issues: IssueList): void {
     return;
   }
   if (isPlainObject(value)) {
-    const id = value['id'];
-    const url = value['url'];
+    const id = value.id;
+    const url = value.url;
     const okRef = (v: unknown): boolean => typeof v === 'string' && v.length >= 1 && v.length <= MAX_MEDIA_REF_LENGTH;
     if (okRef(id) || okRef(url)) return;
   }
@@ -115,14 +102,14 @@ function checkMedia(value: unknown, path: string, issues: IssueList): void {
 }
 
 function validateValue(def: ValueDef, value: unknown, path: string, issues: IssueList): void {
-  switch (def['type']) {
+  switch (def.type) {
     case 'string':
     case 'text':
       checkString(def, value, path, issues);
       return;
     case 'richtext':
       if (typeof value === 'string') return;
-      if (isPlainObject(value) && value['type'] === 'doc' && (value['content'] === undefined || Array.isArray(value['content']))) {
+      if (isPlainObject(value) && value.type === 'doc' && (value.content === undefined || Array.isArray(value.content))) {
         return;
       }
       issues.add(path, 'must be a markdown string or a ProseMirror document ({ "type": "doc", ... })');
@@ -143,7 +130,7 @@ function validateValue(def: ValueDef, value: unknown, path: string, issues: Issu
       return;
     case 'select':
       if (typeof value !== 'string') issues.add(path, 'must be a string');
-      else if (!optionValues(def['options']).has(value)) issues.add(path, `${quote(value)} is not one of the options`);
+      else if (!optionValues(def.options).has(value)) issues.add(path, `${quote(value)} is not one of the options`);
       return;
     case 'multiselect': {
       if (!Array.isArray(value)) {
@@ -152,7 +139,7 @@ function validateValue(def: ValueDef, value: unknown, path: string, issues: Issu
       }
       const list = value as unknown[];
       checkItemCount(def, list.length, path, issues);
-      const allowed = optionValues(def['options']);
+      const allowed = optionValues(def.options);
       const seen = new Set<string>();
       for (let i = 0; i < list.length && !issues.full; i++) {
         const item = list[i];
@@ -190,7 +177,7 @@ function validateValue(def: ValueDef, value: unknown, path: string, issues: Issu
       if (typeof value !== 'string' || !isValidColor(value)) issues.add(path, 'must be a hex color (#rgb, #rrggbb or #rrggbbaa)');
       return;
     case 'object':
-      validateObject(def['fields'], value, path, false, issues);
+      validateObject(def.fields, value, path, false, issues);
       return;
     case 'array': {
       if (!Array.isArray(value)) {
@@ -199,7 +186,7 @@ function validateValue(def: ValueDef, value: unknown, path: string, issues: Issu
       }
       const list = value as unknown[];
       checkItemCount(def, list.length, path, issues);
-      const items = def['items'];
+      const items = def.items;
       if (!isPlainObject(items)) return;
       for (let i = 0; i < list.length && !issues.full; i++) {
         const item = list[i];

@@ -1,14 +1,5 @@
 // Validation of untrusted field-schema definitions.
-import {
-  FIELD_TYPES,
-  IssueList,
-  MAX_FIELDS_PER_LEVEL,
-  MAX_NESTING_LEVELS,
-  MAX_OPTIONS,
-  isPlainObject,
-  type FieldIssue,
-  type FieldType,
-} from './types.js';
+import { FIELD_TYPES, IssueList, MAX_FIELDS_PER_LEVEL, MAX_NESTING_LEVELS, MAX_OPTIONS, isPlainObject, type FieldIssue, type FieldType } from './types.js';
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const RESERVED_NAMES = new Set(['__proto__']);
@@ -45,14 +36,7 @@ function validateLevel(input: unknown, path: string, level: number, minCount: nu
   }
 }
 
-function checkOptionalString(
-  def: Record<string, unknown>,
-  key: string,
-  path: string,
-  min: number,
-  max: number,
-  issues: IssueList,
-): void {
+function checkOptionalString(def: Record<string, unknown>, key: string, path: string, min: number, max: number, issues: IssueList): void {
   const value = def[key];
   if (value === undefined) return;
   if (typeof value !== 'string') issues.add(`${path}.${key}`, 'must be a string');
@@ -61,18 +45,12 @@ function checkOptionalString(
   }
 }
 
-function validateDefinition(
-  raw: unknown,
-  path: string,
-  level: number,
-  seen: Set<string>,
-  issues: IssueList,
-): void {
+function validateDefinition(raw: unknown, path: string, level: number, seen: Set<string>, issues: IssueList): void {
   if (!isPlainObject(raw)) {
     issues.add(path, 'must be an object');
     return;
   }
-  const name = raw['name'];
+  const name = raw.name;
   const namePath = `${path}.name`;
   if (name === undefined || name === null) issues.add(namePath, 'is required');
   else if (typeof name !== 'string') issues.add(namePath, 'must be a string');
@@ -83,7 +61,7 @@ function validateDefinition(
   else if (seen.has(name)) issues.add(namePath, `duplicate field name "${name}" in this level`);
   else seen.add(name);
 
-  const type = raw['type'];
+  const type = raw.type;
   const typePath = `${path}.type`;
   let validType: FieldType | undefined;
   if (type === undefined || type === null) issues.add(typePath, 'is required');
@@ -94,7 +72,7 @@ function validateDefinition(
   checkOptionalString(raw, 'label', path, 1, 255, issues);
   checkOptionalString(raw, 'description', path, 0, 1000, issues);
   checkOptionalString(raw, 'placeholder', path, 0, 255, issues);
-  const required = raw['required'];
+  const required = raw.required;
   if (required !== undefined && typeof required !== 'boolean') issues.add(`${path}.required`, 'must be a boolean');
 
   if (validType !== undefined) checkTypeSpecific(raw, path, validType, level, issues);
@@ -104,13 +82,7 @@ function validateDefinition(
  * Type-specific rules. Also used for an array's `items` (a definition without a name),
  * so `items.fields` of an array at level L is level L + 1, like an object's `fields`.
  */
-function checkTypeSpecific(
-  def: Record<string, unknown>,
-  path: string,
-  type: FieldType,
-  level: number,
-  issues: IssueList,
-): void {
+function checkTypeSpecific(def: Record<string, unknown>, path: string, type: FieldType, level: number, issues: IssueList): void {
   switch (type) {
     case 'string':
     case 'text':
@@ -120,24 +92,24 @@ function checkTypeSpecific(
       checkRange(def, path, 'min', 'max', false, issues);
       break;
     case 'select':
-      checkOptions(def['options'], `${path}.options`, issues);
+      checkOptions(def.options, `${path}.options`, issues);
       break;
     case 'multiselect':
-      checkOptions(def['options'], `${path}.options`, issues);
+      checkOptions(def.options, `${path}.options`, issues);
       checkRange(def, path, 'minItems', 'maxItems', true, issues);
       break;
     case 'object': {
-      const fields = def['fields'];
+      const fields = def.fields;
       if (fields === undefined || fields === null) issues.add(`${path}.fields`, 'is required for object fields');
       else validateLevel(fields, `${path}.fields`, level + 1, 1, issues);
       break;
     }
     case 'array':
       checkRange(def, path, 'minItems', 'maxItems', true, issues);
-      checkItems(def['items'], `${path}.items`, level, issues);
+      checkItems(def.items, `${path}.items`, level, issues);
       break;
     case 'dataSource':
-      checkDataSource(def['dataSource'], `${path}.dataSource`, issues);
+      checkDataSource(def.dataSource, `${path}.dataSource`, issues);
       break;
     default:
       break;
@@ -153,7 +125,7 @@ function checkItems(items: unknown, path: string, level: number, issues: IssueLi
     issues.add(path, 'must be an object with a "type"');
     return;
   }
-  const type = items['type'];
+  const type = items.type;
   if (type === undefined || type === null) {
     issues.add(`${path}.type`, 'is required');
     return;
@@ -177,14 +149,7 @@ function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-function checkRange(
-  def: Record<string, unknown>,
-  path: string,
-  minKey: string,
-  maxKey: string,
-  integer: boolean,
-  issues: IssueList,
-): void {
+function checkRange(def: Record<string, unknown>, path: string, minKey: string, maxKey: string, integer: boolean, issues: IssueList): void {
   const check = integer ? isNonNegativeInteger : isFiniteNumber;
   const expected = integer ? 'must be a non-negative integer' : 'must be a finite number';
   const min = def[minKey];
@@ -230,7 +195,7 @@ function checkOptions(options: unknown, path: string, issues: IssueList): void {
       value = opt;
     } else if (isPlainObject(opt)) {
       valuePath = `${optPath}.value`;
-      const v = opt['value'];
+      const v = opt.value;
       if (v === undefined || v === null) issues.add(valuePath, 'is required');
       else if (typeof v !== 'string') issues.add(valuePath, 'must be a string');
       else if (v.length < 1 || v.length > 255) issues.add(valuePath, 'must be 1-255 characters');
@@ -256,14 +221,14 @@ function checkDataSource(ds: unknown, path: string, issues: IssueList): void {
     issues.add(path, 'must be an object { source, limit?, filter? }');
     return;
   }
-  const source = ds['source'];
+  const source = ds.source;
   if (source === undefined || source === null) issues.add(`${path}.source`, 'is required');
   else if (typeof source !== 'string') issues.add(`${path}.source`, 'must be a string');
   else if (source.length < 1 || source.length > 100) issues.add(`${path}.source`, 'must be 1-100 characters');
-  const limit = ds['limit'];
+  const limit = ds.limit;
   if (limit !== undefined && !(isNonNegativeInteger(limit) && limit >= 1)) {
     issues.add(`${path}.limit`, 'must be a positive integer');
   }
-  const filter = ds['filter'];
+  const filter = ds.filter;
   if (filter !== undefined && !isPlainObject(filter)) issues.add(`${path}.filter`, 'must be an object');
 }

@@ -47,9 +47,7 @@ describe('validateFieldSchema: structure and limits', () => {
   });
 
   it('accepts only arrays', () => {
-    expect(validateFieldSchema({ fields: [{ name: 'a', type: 'string' }] })).toEqual([
-      { path: 'schema', message: expect.any(String) as string },
-    ]);
+    expect(validateFieldSchema({ fields: [{ name: 'a', type: 'string' }] })).toEqual([{ path: 'schema', message: expect.any(String) as string }]);
     expect(paths(validateFieldSchema(null))).toEqual(['schema']);
     expect(paths(validateFieldSchema('x', 'body.schema'))).toEqual(['body.schema']);
   });
@@ -68,9 +66,7 @@ describe('validateFieldSchema: structure and limits', () => {
 
   it('accepts 5 nesting levels through object fields and refuses a 6th', () => {
     expect(validateFieldSchema(nestedThroughObjects(5))).toEqual([]);
-    expect(paths(validateFieldSchema(nestedThroughObjects(6)))).toEqual([
-      'schema[0].fields[0].fields[0].fields[0].fields[0].fields',
-    ]);
+    expect(paths(validateFieldSchema(nestedThroughObjects(6)))).toEqual(['schema[0].fields[0].fields[0].fields[0].fields[0].fields']);
   });
 
   it('accepts 5 nesting levels through array items.fields and refuses a 6th', () => {
@@ -105,11 +101,7 @@ describe('validateFieldSchema: structure and limits', () => {
   });
 
   it('refuses non-object definitions', () => {
-    expect(paths(validateFieldSchema([{ name: 'a', type: 'string' }, 'b', null, []]))).toEqual([
-      'schema[1]',
-      'schema[2]',
-      'schema[3]',
-    ]);
+    expect(paths(validateFieldSchema([{ name: 'a', type: 'string' }, 'b', null, []]))).toEqual(['schema[1]', 'schema[2]', 'schema[3]']);
   });
 
   it('reports every issue, capped at 100', () => {
@@ -151,7 +143,15 @@ describe('validateFieldSchema: names, types and common keys', () => {
       { name: 'title', type: 'string' },
       { name: 'Title', type: 'string' },
       { name: 'title', type: 'text' },
-      { name: 'obj', type: 'object', fields: [{ name: 'title', type: 'string' }, { name: 'a', type: 'string' }, { name: 'a', type: 'number' }] },
+      {
+        name: 'obj',
+        type: 'object',
+        fields: [
+          { name: 'title', type: 'string' },
+          { name: 'a', type: 'string' },
+          { name: 'a', type: 'number' },
+        ],
+      },
     ];
     expect(paths(validateFieldSchema(schema))).toEqual(['schema[2].name', 'schema[3].fields[2].name']);
   });
@@ -188,10 +188,10 @@ describe('validateFieldSchema: names, types and common keys', () => {
   it('accepts a valid definition of each of the 17 types', () => {
     const schema = FIELD_TYPES.map((type): Record<string, unknown> => {
       const def: Record<string, unknown> = { name: `f_${type}`, type };
-      if (type === 'select' || type === 'multiselect') def['options'] = ['a', { value: 'b', label: 'B' }];
-      if (type === 'object') def['fields'] = [{ name: 'x', type: 'string' }];
-      if (type === 'array') def['items'] = { type: 'string' };
-      if (type === 'dataSource') def['dataSource'] = { source: 'reviews', limit: 5, filter: { rating: 5 } };
+      if (type === 'select' || type === 'multiselect') def.options = ['a', { value: 'b', label: 'B' }];
+      if (type === 'object') def.fields = [{ name: 'x', type: 'string' }];
+      if (type === 'array') def.items = { type: 'string' };
+      if (type === 'dataSource') def.dataSource = { source: 'reviews', limit: 5, filter: { rating: 5 } };
       return def;
     });
     expect(validateFieldSchema(schema)).toEqual([]);
@@ -234,12 +234,7 @@ describe('validateFieldSchema: type-specific rules', () => {
       { name: 'o2', type: 'object', fields: { a: { type: 'string' } } },
       { name: 'o3', type: 'object', fields: [{ name: 'bad', type: 'nope' }] },
     ];
-    expect(paths(validateFieldSchema(schema))).toEqual([
-      'schema[0].fields',
-      'schema[1].fields',
-      'schema[2].fields',
-      'schema[3].fields[0].type',
-    ]);
+    expect(paths(validateFieldSchema(schema))).toEqual(['schema[0].fields', 'schema[1].fields', 'schema[2].fields', 'schema[3].fields[0].type']);
   });
 
   it('array needs valid items', () => {
@@ -341,7 +336,9 @@ const TYPE_CASES: Array<{ def: FieldDefinition; ok: unknown[]; bad: unknown[] }>
   {
     // A plain-string option (accepted by validateFieldSchema as a convenience) counts as { value }.
     def: { name: 'v', type: 'select', options: ['a', { value: 'b', label: 'B' }] as unknown as FieldDefinition['options'] },
-    ok: ['a', 'b'], bad: ['c', 'B', ['a'], 1] },
+    ok: ['a', 'b'],
+    bad: ['c', 'B', ['a'], 1],
+  },
   {
     def: { name: 'v', type: 'multiselect', options: [{ value: 'a' }, { value: 'b' }] },
     ok: [[], ['a'], ['b', 'a']],
@@ -371,7 +368,16 @@ const TYPE_CASES: Array<{ def: FieldDefinition; ok: unknown[]; bad: unknown[] }>
   {
     def: { name: 'v', type: 'datetime' },
     ok: ['2026-01-31T09:30:00Z', '2026-01-31T09:30Z', '2026-01-31T09:30:00.123+02:00', '2026-01-31T23:59:59.123456-05:30'],
-    bad: ['2026-01-31', '2026-01-31T09:30:00', '2026-02-30T09:30:00Z', '2026-01-31T24:00:00Z', '2026-01-31T09:60:00Z', '2026-01-31 09:30:00Z', '2026-01-31T09:30:00+25:00', 1769851800000],
+    bad: [
+      '2026-01-31',
+      '2026-01-31T09:30:00',
+      '2026-02-30T09:30:00Z',
+      '2026-01-31T24:00:00Z',
+      '2026-01-31T09:60:00Z',
+      '2026-01-31 09:30:00Z',
+      '2026-01-31T09:30:00+25:00',
+      1769851800000,
+    ],
   },
   {
     def: { name: 'v', type: 'color' },
@@ -419,12 +425,7 @@ describe('validateFieldData: each of the 17 types', () => {
 
   it('multiselect: each item in options, unique, item paths', () => {
     const schema: FieldDefinition[] = [{ name: 'tags', type: 'multiselect', options: opts('a', 'b'), minItems: 1, maxItems: 2 }];
-    expect(paths(validateFieldData(schema, { tags: ['a', 'c', 'a', 3] }))).toEqual([
-      'data.tags',
-      'data.tags[1]',
-      'data.tags[2]',
-      'data.tags[3]',
-    ]);
+    expect(paths(validateFieldData(schema, { tags: ['a', 'c', 'a', 3] }))).toEqual(['data.tags', 'data.tags[1]', 'data.tags[2]', 'data.tags[3]']);
     expect(paths(validateFieldData(schema, { tags: [] }))).toEqual(['data.tags']);
     expect(validateFieldData(schema, { tags: ['b', 'a'] })).toEqual([]);
   });
@@ -473,10 +474,7 @@ describe('validateFieldData: data shape, required, partial, orphans, dataSource'
     expect(validateFieldData(schema, {}, 'data', { partial: true })).toEqual([]);
     expect(validateFieldData(schema, { count: 3 }, 'data', { partial: true })).toEqual([]);
     expect(paths(validateFieldData(schema, { count: 'three' }, 'data', { partial: true }))).toEqual(['data.count']);
-    expect(paths(validateFieldData(schema, { title: null, tags: 'x' }, 'data', { partial: true }))).toEqual([
-      'data.title',
-      'data.tags',
-    ]);
+    expect(paths(validateFieldData(schema, { title: null, tags: 'x' }, 'data', { partial: true }))).toEqual(['data.title', 'data.tags']);
     expect(paths(validateFieldData(schema, { title: '' }, 'data', { partial: true }))).toEqual(['data.title']);
   });
 
@@ -541,7 +539,10 @@ describe('validateFieldData: nested paths', () => {
     expect(
       validateFieldData(schema, {
         address: { city: 'Lyon', geo: { lat: 45.7 }, orphan: true },
-        links: [{ title: 'Home', href: '/' }, { title: 'Docs', href: 'https://example.com/docs', extra: 1 }],
+        links: [
+          { title: 'Home', href: '/' },
+          { title: 'Docs', href: 'https://example.com/docs', extra: 1 },
+        ],
         colors: ['#fff', '#000000'],
         choices: ['x', 'y', 'x'],
         matrix: [['x'], ['x', 'y']],
@@ -550,10 +551,7 @@ describe('validateFieldData: nested paths', () => {
   });
 
   it('names nested object paths', () => {
-    expect(paths(validateFieldData(schema, { address: { city: 7, geo: { lat: 91 } } }))).toEqual([
-      'data.address.city',
-      'data.address.geo.lat',
-    ]);
+    expect(paths(validateFieldData(schema, { address: { city: 7, geo: { lat: 91 } } }))).toEqual(['data.address.city', 'data.address.geo.lat']);
     expect(paths(validateFieldData(schema, { address: {} }))).toEqual(['data.address.city']);
     expect(paths(validateFieldData(schema, { address: { city: 'x', geo: 'north' } }))).toEqual(['data.address.geo']);
   });
@@ -572,15 +570,7 @@ describe('validateFieldData: nested paths', () => {
           matrix: [['x'], ['y', 'q']],
         }),
       ),
-    ).toEqual([
-      'data.links[1]',
-      'data.links[2].title',
-      'data.links[2].href',
-      'data.links[3]',
-      'data.colors[1]',
-      'data.choices[1]',
-      'data.matrix[1][1]',
-    ]);
+    ).toEqual(['data.links[1]', 'data.links[2].title', 'data.links[2].href', 'data.links[3]', 'data.colors[1]', 'data.choices[1]', 'data.matrix[1][1]']);
   });
 
   it('uses the base path', () => {
@@ -615,8 +605,18 @@ describe('effectiveSchema', () => {
   const b: FieldDefinition[] = [{ name: 'b', type: 'string' }];
 
   it('returns the nearest own non-empty schema', () => {
-    expect(effectiveSchema([{ schemaSource: 'own', schema: a }, { schemaSource: 'own', schema: b }])).toBe(a);
-    expect(effectiveSchema([{ schemaSource: 'inherit', schema: a }, { schemaSource: 'own', schema: b }])).toBe(b);
+    expect(
+      effectiveSchema([
+        { schemaSource: 'own', schema: a },
+        { schemaSource: 'own', schema: b },
+      ]),
+    ).toBe(a);
+    expect(
+      effectiveSchema([
+        { schemaSource: 'inherit', schema: a },
+        { schemaSource: 'own', schema: b },
+      ]),
+    ).toBe(b);
     expect(
       effectiveSchema([
         { schemaSource: 'own', schema: [] },
@@ -629,7 +629,12 @@ describe('effectiveSchema', () => {
 
   it('returns null when nothing qualifies', () => {
     expect(effectiveSchema([])).toBeNull();
-    expect(effectiveSchema([{ schemaSource: 'inherit', schema: a }, { schemaSource: 'own', schema: [] }])).toBeNull();
+    expect(
+      effectiveSchema([
+        { schemaSource: 'inherit', schema: a },
+        { schemaSource: 'own', schema: [] },
+      ]),
+    ).toBeNull();
   });
 });
 

@@ -22,9 +22,7 @@ import { normalizeFieldSchema } from './normalize.js';
  * Given a chain of ancestors' (schemaSource, schema) from nearest to farthest, return the effective
  * schema: the first with schemaSource 'own' and a non-empty schema, else null.
  */
-export function effectiveSchema(
-  chain: Array<{ schemaSource: 'own' | 'inherit'; schema: FieldDefinition[] | null }>,
-): FieldDefinition[] | null {
+export function effectiveSchema(chain: Array<{ schemaSource: 'own' | 'inherit'; schema: FieldDefinition[] | null }>): FieldDefinition[] | null {
   for (const link of chain) {
     if (link.schemaSource === 'own' && Array.isArray(link.schema) && link.schema.length > 0) return link.schema;
   }
@@ -35,7 +33,10 @@ export function effectiveSchema(
  * A field schema as an API body sends it: `[...]` or `{ fields: [...] }` (or null). Returns the
  * validated, normalised definitions, or the issues (paths like `schema[0].type`).
  */
-export function fieldSchemaFromInput(input: unknown, basePath = 'schema'): { ok: true; schema: FieldDefinition[] | null } | { ok: false; issues: FieldIssue[] } {
+export function fieldSchemaFromInput(
+  input: unknown,
+  basePath = 'schema',
+): { ok: true; schema: FieldDefinition[] | null } | { ok: false; issues: FieldIssue[] } {
   if (input === null || input === undefined) return { ok: true, schema: null };
   const list = Array.isArray(input) ? input : (input as { fields?: unknown }).fields;
   const issues = validateFieldSchema(list, basePath);

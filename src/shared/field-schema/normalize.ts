@@ -9,14 +9,14 @@ function normalizeOptions(options: unknown): unknown {
 function normalizeDefinition(def: unknown): unknown {
   if (!isPlainObject(def)) return def;
   const out: Record<string, unknown> = { ...def };
-  if ('options' in out) out['options'] = normalizeOptions(out['options']);
-  if (Array.isArray(out['fields'])) out['fields'] = (out['fields'] as unknown[]).map(normalizeDefinition);
-  const items = out['items'];
+  if ('options' in out) out.options = normalizeOptions(out.options);
+  if (Array.isArray(out.fields)) out.fields = (out.fields as unknown[]).map(normalizeDefinition);
+  const items = out.items;
   if (isPlainObject(items)) {
     const outItems: Record<string, unknown> = { ...items };
-    if ('options' in outItems) outItems['options'] = normalizeOptions(outItems['options']);
-    if (Array.isArray(outItems['fields'])) outItems['fields'] = (outItems['fields'] as unknown[]).map(normalizeDefinition);
-    out['items'] = outItems;
+    if ('options' in outItems) outItems.options = normalizeOptions(outItems.options);
+    if (Array.isArray(outItems.fields)) outItems.fields = (outItems.fields as unknown[]).map(normalizeDefinition);
+    out.items = outItems;
   }
   return out;
 }

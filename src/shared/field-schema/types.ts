@@ -88,7 +88,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 export function hasOwn(obj: object, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key);
+  return Object.hasOwn(obj, key);
 }
 
 /** Option values of a select/multiselect definition; plain strings count as `{ value }`. */
@@ -97,7 +97,7 @@ export function optionValues(options: unknown): Set<string> {
   if (!Array.isArray(options)) return values;
   for (const opt of options as unknown[]) {
     if (typeof opt === 'string') values.add(opt);
-    else if (isPlainObject(opt) && typeof opt['value'] === 'string') values.add(opt['value']);
+    else if (isPlainObject(opt) && typeof opt.value === 'string') values.add(opt.value);
   }
   return values;
 }

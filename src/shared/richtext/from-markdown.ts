@@ -203,12 +203,7 @@ function isBlankInline(n: RTNode): boolean {
   return n.type === 'hardBreak' || (n.type === 'text' && !hasCode(n) && (n.text ?? '').trim() === '');
 }
 
-function appendParagraphs(
-  out: RTNode[],
-  runs: RTNode[][],
-  images: { node: RTNode }[],
-  keepEmpty: boolean,
-): void {
+function appendParagraphs(out: RTNode[], runs: RTNode[][], images: { node: RTNode }[], keepEmpty: boolean): void {
   // runs[i] is the inline content before images[i]; runs has images.length + 1 entries
   let emitted = 0;
   for (let i = 0; i < runs.length; i++) {
@@ -244,7 +239,13 @@ function convertInline(tokens: Token[]): InlineResult {
     if (!list.length) return undefined;
     // A mark type opened twice (e.g. nested emphasis) counts once.
     const seen = new Set<string>();
-    return sortMarks(list.filter((m) => (seen.has(m.type) ? false : (seen.add(m.type), true))));
+    return sortMarks(
+      list.filter((m) => {
+        if (seen.has(m.type)) return false;
+        seen.add(m.type);
+        return true;
+      }),
+    );
   };
   const text = (value: string, extra?: RTMark): void => {
     if (!value) return;

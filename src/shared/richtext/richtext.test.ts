@@ -1,14 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import {
-  markdownToDoc,
-  markdownToHtml,
-  renderDoc,
-  richTextFromInput,
-  validateDoc,
-  RichTextError,
-  type RichTextDoc,
-} from './index.js';
+import { markdownToDoc, markdownToHtml, renderDoc, richTextFromInput, validateDoc, RichTextError, type RichTextDoc } from './index.js';
 
 // ------------------------------------------------------------------------------------------------
 // helpers
@@ -50,9 +42,7 @@ describe('markdownToDoc: every node and mark kind', () => {
 
   it('headings 1-6 with their level', () => {
     for (let level = 1; level <= 6; level++) {
-      expect(blocks(`${'#'.repeat(level)} Title`)).toEqual([
-        { type: 'heading', attrs: { level }, content: [t('Title')] },
-      ]);
+      expect(blocks(`${'#'.repeat(level)} Title`)).toEqual([{ type: 'heading', attrs: { level }, content: [t('Title')] }]);
     }
     expect(markdownToHtml('### Three')).toBe('<h3>Three</h3>');
   });
@@ -95,10 +85,7 @@ describe('markdownToDoc: every node and mark kind', () => {
           { type: 'listItem', content: [p(t('one'))] },
           {
             type: 'listItem',
-            content: [
-              p(t('two')),
-              { type: 'orderedList', attrs: { start: 1 }, content: [{ type: 'listItem', content: [p(t('inner'))] }] },
-            ],
+            content: [p(t('two')), { type: 'orderedList', attrs: { start: 1 }, content: [{ type: 'listItem', content: [p(t('inner'))] }] }],
           },
         ],
       },
@@ -124,19 +111,13 @@ describe('markdownToDoc: every node and mark kind', () => {
   });
 
   it('blockquote (nested)', () => {
-    expect(blocks('> quoted\n>\n> > deeper')).toEqual([
-      { type: 'blockquote', content: [p(t('quoted')), { type: 'blockquote', content: [p(t('deeper'))] }] },
-    ]);
+    expect(blocks('> quoted\n>\n> > deeper')).toEqual([{ type: 'blockquote', content: [p(t('quoted')), { type: 'blockquote', content: [p(t('deeper'))] }] }]);
     expect(markdownToHtml('> q')).toBe('<blockquote><p>q</p></blockquote>');
   });
 
   it('fenced code block with language, indented code block without', () => {
-    expect(blocks('```ts\nconst a = 1 < 2;\n```')).toEqual([
-      { type: 'codeBlock', attrs: { language: 'ts' }, content: [t('const a = 1 < 2;')] },
-    ]);
-    expect(markdownToHtml('```ts\nconst a = 1 < 2;\n```')).toBe(
-      '<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>',
-    );
+    expect(blocks('```ts\nconst a = 1 < 2;\n```')).toEqual([{ type: 'codeBlock', attrs: { language: 'ts' }, content: [t('const a = 1 < 2;')] }]);
+    expect(markdownToHtml('```ts\nconst a = 1 < 2;\n```')).toBe('<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>');
     expect(blocks('    indented')).toEqual([{ type: 'codeBlock', attrs: { language: null }, content: [t('indented')] }]);
     expect(markdownToHtml('    indented')).toBe('<pre><code>indented</code></pre>');
   });
@@ -212,7 +193,15 @@ describe('safety', () => {
   });
 
   it('[x](javascript:alert(1)) keeps the text and loses the link', () => {
-    for (const href of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', '&#106;avascript:alert(1)', '<java\tscript:alert(1)>', 'vbscript:msgbox(1)', 'data:text/html;base64,PHNjcmlwdD4=', 'ftp://example.com/x']) {
+    for (const href of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      '&#106;avascript:alert(1)',
+      '<java\tscript:alert(1)>',
+      'vbscript:msgbox(1)',
+      'data:text/html;base64,PHNjcmlwdD4=',
+      'ftp://example.com/x',
+    ]) {
       const html = markdownToHtml(`[x](${href})`);
       expect(html, href).toBe('<p>x</p>');
       expect(blocks(`[x](${href})`), href).toEqual([p(t('x'))]);
@@ -273,16 +262,50 @@ describe('safety', () => {
 
   it('random markdown never throws, always validates, and renders safe HTML', () => {
     const alphabet = fc.constantFrom(
-      'a', ' ', '\n', '\n\n', '*', '_', '`', '~', '#', '-', '>', '|', '[', ']', '(', ')', '!', '<', '&', ';', '\\',
-      '1.', '```', '<script>', 'javascript:', 'onerror=', '](', '![', '| --- |', '\t', '\u0000', 'é', '😀',
+      'a',
+      ' ',
+      '\n',
+      '\n\n',
+      '*',
+      '_',
+      '`',
+      '~',
+      '#',
+      '-',
+      '>',
+      '|',
+      '[',
+      ']',
+      '(',
+      ')',
+      '!',
+      '<',
+      '&',
+      ';',
+      '\\',
+      '1.',
+      '```',
+      '<script>',
+      'javascript:',
+      'onerror=',
+      '](',
+      '![',
+      '| --- |',
+      '\t',
+      '\u0000',
+      'é',
+      '😀',
     );
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 80 }).map((a) => a.join('')), (md) => {
-        const d = markdownToDoc(md);
-        expect(validateDoc(d).ok).toBe(true);
-        const r = renderDoc(d);
-        expectSafeHtml(r.html);
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 80 }).map((a) => a.join('')),
+        (md) => {
+          const d = markdownToDoc(md);
+          expect(validateDoc(d).ok).toBe(true);
+          const r = renderDoc(d);
+          expectSafeHtml(r.html);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -293,7 +316,14 @@ describe('validateDoc', () => {
     const r = validateDoc({
       type: 'doc',
       content: [
-        { type: 'heading', attrs: { level: 2, textAlign: 'left' }, content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        {
+          type: 'heading',
+          attrs: { level: 2, textAlign: 'left' },
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
         { type: 'paragraph', content: [{ type: 'text', marks: [{ type: 'italic' }, { type: 'bold' }], text: 'x' }] },
       ],
     });
@@ -313,12 +343,10 @@ describe('validateDoc', () => {
 
   it('refuses unknown node and mark types', () => {
     expect(issuePaths(doc(p(t('a')), { type: 'video', attrs: { src: 'x' } }))).toEqual(['body.content[1].type']);
-    expect(issuePaths(doc(p({ type: 'text', text: 'a', marks: [{ type: 'highlight' }] })))).toEqual([
-      'body.content[0].content[0].marks[0].type',
-    ]);
+    expect(issuePaths(doc(p({ type: 'text', text: 'a', marks: [{ type: 'highlight' }] })))).toEqual(['body.content[0].content[0].marks[0].type']);
   });
 
-  it('accepts TipTap StarterKit\'s underline mark: <u> in HTML, plain text in markdown', () => {
+  it("accepts TipTap StarterKit's underline mark: <u> in HTML, plain text in markdown", () => {
     const r = validateDoc(doc(p(t('plain '), { type: 'text', text: 'under', marks: [{ type: 'underline' }] })));
     expect(r.ok).toBe(true);
     if (r.ok) {
@@ -352,9 +380,7 @@ describe('validateDoc', () => {
     expect(issuePaths(doc(p({ type: 'text', text: '' })))).toEqual(['body.content[0].content[0].text']);
     expect(issuePaths(doc(p({ type: 'text' })))).toEqual(['body.content[0].content[0].text']);
     expect(issuePaths(doc({ type: 'horizontalRule', content: [p()] }))).toEqual(['body.content[0].content']);
-    expect(issuePaths(doc({ type: 'codeBlock', content: [t('x', { type: 'bold' })] }))).toEqual([
-      'body.content[0].content[0].marks',
-    ]);
+    expect(issuePaths(doc({ type: 'codeBlock', content: [t('x', { type: 'bold' })] }))).toEqual(['body.content[0].content[0].marks']);
     expect(issuePaths(doc({ type: 'blockquote', content: [] }))).toEqual(['body.content[0].content']);
     expect(issuePaths(doc({ type: 'bulletList', content: [{ type: 'listItem', content: [{ type: 'horizontalRule' }] }] }))).toEqual([
       'body.content[0].content[0].content[0]',
@@ -387,12 +413,12 @@ describe('validateDoc', () => {
     expect(validateDoc(doc(ok)).ok).toBe(true);
 
     const cyclic: J = { type: 'blockquote', content: [] };
-    (cyclic['content'] as unknown[]).push(cyclic);
+    (cyclic.content as unknown[]).push(cyclic);
     expect(validateDoc(doc(cyclic)).ok).toBe(false);
   });
 
   it('deeply nested markdown is flattened so the result is still a valid document', () => {
-    const d = markdownToDoc('>'.repeat(80) + ' deep');
+    const d = markdownToDoc(`${'>'.repeat(80)} deep`);
     expect(validateDoc(d).ok).toBe(true);
     expect(renderDoc(d).text).toBe('deep');
   });
@@ -463,13 +489,29 @@ describe('markdown output and round trip', () => {
     ).markdown;
     expect(md).toBe('## Hi\n\na **b** [c](https://x.example) \\*literal\\*\n\n- x\n\n* y\n\n````\ncode ```\n````\n');
     // the two adjacent lists stay two lists
-    expect(blocks(md).filter((b) => b['type'] === 'bulletList')).toHaveLength(2);
+    expect(blocks(md).filter((b) => b.type === 'bulletList')).toHaveLength(2);
   });
 
   it('round-trips random documents to a fixed point', () => {
-    const word = fc.array(fc.constantFrom('a', 'b', ' ', '*', '_', '`', '#', '-', '1.', '[', ']', '<', '&amp;', '|', '\\', '!'), { minLength: 1, maxLength: 6 }).map((a) => a.join(''));
-    const markSet = fc.constantFrom<J[]>([], [{ type: 'bold' }], [{ type: 'italic' }], [{ type: 'strike' }], [{ type: 'code' }], [link('https://l.example/x')], [{ type: 'bold' }, { type: 'italic' }]);
-    const inline = fc.array(fc.oneof(fc.tuple(word, markSet).map(([w, m]) => t(w, ...m)), fc.constant<J>({ type: 'hardBreak' })), { maxLength: 5 });
+    const word = fc
+      .array(fc.constantFrom('a', 'b', ' ', '*', '_', '`', '#', '-', '1.', '[', ']', '<', '&amp;', '|', '\\', '!'), { minLength: 1, maxLength: 6 })
+      .map((a) => a.join(''));
+    const markSet = fc.constantFrom<J[]>(
+      [],
+      [{ type: 'bold' }],
+      [{ type: 'italic' }],
+      [{ type: 'strike' }],
+      [{ type: 'code' }],
+      [link('https://l.example/x')],
+      [{ type: 'bold' }, { type: 'italic' }],
+    );
+    const inline = fc.array(
+      fc.oneof(
+        fc.tuple(word, markSet).map(([w, m]) => t(w, ...m)),
+        fc.constant<J>({ type: 'hardBreak' }),
+      ),
+      { maxLength: 5 },
+    );
     const block = fc.oneof(
       inline.map((c) => p(...c)),
       fc.tuple(fc.integer({ min: 1, max: 6 }), inline).map(([level, c]) => ({ type: 'heading', attrs: { level }, content: c }) as J),
@@ -493,7 +535,9 @@ describe('markdown output and round trip', () => {
 describe('plain text', () => {
   it('has no markup, decoded entities, one line per block, collapsed whitespace', () => {
     const text = renderDoc(
-      markdownToDoc('# A   *title*\n\nSome **bold** &amp; `code` &lt;b&gt;\nnext   line\n\n- item\n\n| h1 | h2 |\n|---|---|\n| c1 | c2 |\n\n![alt text](/i.png)'),
+      markdownToDoc(
+        '# A   *title*\n\nSome **bold** &amp; `code` &lt;b&gt;\nnext   line\n\n- item\n\n| h1 | h2 |\n|---|---|\n| c1 | c2 |\n\n![alt text](/i.png)',
+      ),
     ).text;
     expect(text).toBe('A title\nSome bold & code <b> next line\nitem\nh1 h2\nc1 c2\nalt text');
   });
@@ -503,10 +547,10 @@ describe('richTextFromInput', () => {
   it('renders bodyMarkdown', () => {
     const r = richTextFromInput({ bodyMarkdown: '# Hi\n\n**there**' });
     expect(r).not.toBeNull();
-    expect(r && r.ok && r.value.html).toBe('<h1>Hi</h1><p><strong>there</strong></p>');
-    expect(r && r.ok && r.value.markdown).toBe('# Hi\n\n**there**\n');
-    expect(r && r.ok && r.value.text).toBe('Hi\nthere');
-    expect(r && r.ok && r.value.doc).toEqual(markdownToDoc('# Hi\n\n**there**'));
+    expect(r?.ok && r.value.html).toBe('<h1>Hi</h1><p><strong>there</strong></p>');
+    expect(r?.ok && r.value.markdown).toBe('# Hi\n\n**there**\n');
+    expect(r?.ok && r.value.text).toBe('Hi\nthere');
+    expect(r?.ok && r.value.doc).toEqual(markdownToDoc('# Hi\n\n**there**'));
   });
 
   it('renders a body document', () => {

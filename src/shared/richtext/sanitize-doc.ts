@@ -16,7 +16,7 @@ export function sanitizeDocUrls(node: RTNode): RTNode {
         marks.push(m);
         continue;
       }
-      const href = safeLinkHref(m.attrs?.['href']);
+      const href = safeLinkHref(m.attrs?.href);
       if (href !== null) marks.push({ ...m, attrs: { ...m.attrs, href } });
     }
     return marks.length ? { type: 'text', marks, text: node.text ?? '' } : { type: 'text', text: node.text ?? '' };
@@ -26,7 +26,7 @@ export function sanitizeDocUrls(node: RTNode): RTNode {
   const content: RTNode[] = [];
   for (const child of node.content) {
     if (child.type === 'image') {
-      const src = safeImageSrc(child.attrs?.['src']);
+      const src = safeImageSrc(child.attrs?.src);
       if (src === null) continue;
       content.push({ ...child, attrs: { ...child.attrs, src } });
       continue;

@@ -11,9 +11,7 @@ import type { RTMark, RTNode } from './types.js';
  */
 
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
+  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 
 function attr(name: string, value: string | number | null | undefined): string {
@@ -32,11 +30,16 @@ interface LinkAttrs {
 /** Safe attributes of a link mark, or null when the link must not be rendered. */
 export function linkAttrs(mark: RTMark): LinkAttrs | null {
   const a = mark.attrs ?? {};
-  const href = safeLinkHref(a['href']);
+  const href = safeLinkHref(a.href);
   if (href === null) return null;
-  const target = typeof a['target'] === 'string' && LINK_TARGETS.has(a['target']) ? a['target'] : null;
+  const target = typeof a.target === 'string' && LINK_TARGETS.has(a.target) ? a.target : null;
   const rel = new Set(
-    typeof a['rel'] === 'string' ? a['rel'].toLowerCase().split(/\s+/).filter((t) => /^[a-z][a-z0-9-]*$/.test(t)) : [],
+    typeof a.rel === 'string'
+      ? a.rel
+          .toLowerCase()
+          .split(/\s+/)
+          .filter((t) => /^[a-z][a-z0-9-]*$/.test(t))
+      : [],
   );
   if (target === '_blank') {
     rel.add('noopener');
@@ -129,8 +132,8 @@ function blocksHtml(nodes: readonly RTNode[] | undefined): string {
 
 function cellHtml(cell: RTNode): string {
   const tag = cell.type === 'tableHeader' ? 'th' : 'td';
-  const colspan = int(cell.attrs?.['colspan'], 1, 1, 1000);
-  const rowspan = int(cell.attrs?.['rowspan'], 1, 1, 65534);
+  const colspan = int(cell.attrs?.colspan, 1, 1, 1000);
+  const rowspan = int(cell.attrs?.rowspan, 1, 1, 65534);
   return `<${tag}${attr('colspan', colspan > 1 ? colspan : null)}${attr('rowspan', rowspan > 1 ? rowspan : null)}>${blocksHtml(cell.content)}</${tag}>`;
 }
 
@@ -144,13 +147,12 @@ function rowHtml(row: RTNode): string {
 function tableHtml(table: RTNode): string {
   const rows = (table.content ?? []).filter((r) => r.type === 'tableRow');
   const first = rows[0];
-  const headerFirst =
-    !!first && !!first.content?.length && first.content.every((c) => c.type === 'tableHeader');
+  const headerFirst = !!first && !!first.content?.length && first.content.every((c) => c.type === 'tableHeader');
   let out = '<table>';
   if (headerFirst) out += `<thead>${rowHtml(first)}</thead>`;
   const body = headerFirst ? rows.slice(1) : rows;
   if (body.length) out += `<tbody>${body.map(rowHtml).join('')}</tbody>`;
-  return out + '</table>';
+  return `${out}</table>`;
 }
 
 function blockHtml(n: RTNode): string {
@@ -158,13 +160,13 @@ function blockHtml(n: RTNode): string {
     case 'paragraph':
       return `<p>${inlineHtml(n.content ?? [])}</p>`;
     case 'heading': {
-      const level = int(n.attrs?.['level'], 1, 1, 6);
+      const level = int(n.attrs?.level, 1, 1, 6);
       return `<h${level}>${inlineHtml(n.content ?? [])}</h${level}>`;
     }
     case 'bulletList':
       return `<ul>${blocksHtml(n.content)}</ul>`;
     case 'orderedList': {
-      const start = int(n.attrs?.['start'], 1, 0, 999_999_999);
+      const start = int(n.attrs?.start, 1, 0, 999_999_999);
       return `<ol${attr('start', start !== 1 ? start : null)}>${blocksHtml(n.content)}</ol>`;
     }
     case 'listItem':
@@ -172,7 +174,7 @@ function blockHtml(n: RTNode): string {
     case 'blockquote':
       return `<blockquote>${blocksHtml(n.content)}</blockquote>`;
     case 'codeBlock': {
-      const lang = n.attrs?.['language'];
+      const lang = n.attrs?.language;
       const cls = typeof lang === 'string' && lang.trim() !== '' ? `language-${lang.trim().split(/\s+/)[0]}` : null;
       let text = '';
       for (const c of n.content ?? []) if (c.type === 'text' && typeof c.text === 'string') text += c.text;
@@ -181,10 +183,10 @@ function blockHtml(n: RTNode): string {
     case 'horizontalRule':
       return '<hr />';
     case 'image': {
-      const src = safeImageSrc(n.attrs?.['src']);
+      const src = safeImageSrc(n.attrs?.src);
       if (src === null) return '';
-      const alt = n.attrs?.['alt'];
-      const title = n.attrs?.['title'];
+      const alt = n.attrs?.alt;
+      const title = n.attrs?.title;
       return `<img${attr('src', src)}${attr('alt', typeof alt === 'string' ? alt : null)}${attr('title', typeof title === 'string' ? title : null)} />`;
     }
     case 'table':
@@ -196,8 +198,33 @@ function blockHtml(n: RTNode): string {
 
 const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
-    'p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'hr', 'br',
-    'img', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'strong', 'em', 's', 'u', 'a',
+    'p',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'ul',
+    'ol',
+    'li',
+    'blockquote',
+    'pre',
+    'code',
+    'hr',
+    'br',
+    'img',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
+    'strong',
+    'em',
+    's',
+    'u',
+    'a',
   ],
   allowedAttributes: {
     a: ['href', 'target', 'rel'],

@@ -15,7 +15,7 @@ import type { RTMark, RTNode } from './types.js';
 
 export function docToMarkdown(doc: RTNode): string {
   const out = blocksMd(doc.content ?? []);
-  return out === '' ? '' : out + '\n';
+  return out === '' ? '' : `${out}\n`;
 }
 
 function blocksMd(blocks: readonly RTNode[], tight = false): string {
@@ -39,11 +39,11 @@ function blockMd(n: RTNode, alternateList: boolean): string {
     case 'paragraph':
       return inlineMd(n.content ?? [], INLINE_BLOCK);
     case 'heading': {
-      const level = typeof n.attrs?.['level'] === 'number' ? Math.min(6, Math.max(1, n.attrs['level'])) : 1;
+      const level = typeof n.attrs?.level === 'number' ? Math.min(6, Math.max(1, n.attrs.level)) : 1;
       let text = inlineMd(n.content ?? [], INLINE_HEADING);
       // "# foo #": a trailing run of # would be taken as the closing sequence
       text = escapeClosingHashes(text);
-      return '#'.repeat(level) + (text ? ' ' + text : '');
+      return '#'.repeat(level) + (text ? ` ${text}` : '');
     }
     case 'bulletList':
     case 'orderedList':
@@ -71,7 +71,7 @@ function escapeClosingHashes(text: string): string {
   let i = trimmed.length;
   while (i > 0 && trimmed[i - 1] === '#') i--;
   if (i === trimmed.length) return text;
-  if (i === 0 || trimmed[i - 1] === ' ' || trimmed[i - 1] === '\t') return trimmed.slice(0, i) + '\\' + trimmed.slice(i);
+  if (i === 0 || trimmed[i - 1] === ' ' || trimmed[i - 1] === '\t') return `${trimmed.slice(0, i)}\\${trimmed.slice(i)}`;
   return text;
 }
 
@@ -94,7 +94,7 @@ function listMd(list: RTNode, alternate: boolean): string {
     const c = item.content ?? [];
     return c.length <= 1 || (c.length === 2 && c[0]!.type === 'paragraph' && canInterruptParagraph(c[1]!));
   });
-  let num = ordered ? (typeof list.attrs?.['start'] === 'number' ? list.attrs['start'] : 1) : 0;
+  let num = ordered ? (typeof list.attrs?.start === 'number' ? list.attrs.start : 1) : 0;
   const out: string[] = [];
   for (const item of items) {
     const marker = ordered ? `${num++}${alternate ? ')' : '.'} ` : alternate ? '* ' : '- ';
@@ -108,10 +108,10 @@ function listMd(list: RTNode, alternate: boolean): string {
     } else if (firstEmpty) {
       // The item starts with a non-paragraph block: begin it on the next line
       // (avoids e.g. "- ---" being read as a thematic break).
-      out.push(marker.trimEnd() + '\n' + prefixLines(body, indent, ''));
+      out.push(`${marker.trimEnd()}\n${prefixLines(body, indent, '')}`);
     } else {
       const lines = body.split('\n');
-      out.push(marker + lines[0] + (lines.length > 1 ? '\n' + prefixLines(lines.slice(1).join('\n'), indent, '') : ''));
+      out.push(marker + lines[0] + (lines.length > 1 ? `\n${prefixLines(lines.slice(1).join('\n'), indent, '')}` : ''));
     }
   }
   return out.join(tight ? '\n' : '\n\n');
@@ -123,7 +123,7 @@ function listMd(list: RTNode, alternate: boolean): string {
  */
 function canInterruptParagraph(list: RTNode): boolean {
   if (list.type !== 'bulletList' && list.type !== 'orderedList') return false;
-  if (list.type === 'orderedList' && list.attrs?.['start'] !== 1) return false;
+  if (list.type === 'orderedList' && list.attrs?.start !== 1) return false;
   const firstPara = list.content?.[0]?.content?.[0];
   return !!firstPara && firstPara.type === 'paragraph' && inlineMd(firstPara.content ?? [], INLINE_BLOCK) !== '';
 }
@@ -131,7 +131,7 @@ function canInterruptParagraph(list: RTNode): boolean {
 function codeBlockMd(n: RTNode): string {
   let text = '';
   for (const c of n.content ?? []) if (c.type === 'text' && typeof c.text === 'string') text += c.text;
-  const lang = typeof n.attrs?.['language'] === 'string' ? n.attrs['language'].trim().split(/\s+/)[0] ?? '' : '';
+  const lang = typeof n.attrs?.language === 'string' ? (n.attrs.language.trim().split(/\s+/)[0] ?? '') : '';
   const useTilde = lang.includes('`');
   const ch = useTilde ? '~' : '`';
   const longest = Math.max(0, ...(text.match(useTilde ? /~+/g : /`+/g) ?? []).map((r) => r.length));
@@ -140,11 +140,11 @@ function codeBlockMd(n: RTNode): string {
 }
 
 function imageMd(n: RTNode): string {
-  const src = safeImageSrc(n.attrs?.['src']);
+  const src = safeImageSrc(n.attrs?.src);
   if (src === null) return '';
-  const alt = typeof n.attrs?.['alt'] === 'string' ? n.attrs['alt'] : '';
-  const title = typeof n.attrs?.['title'] === 'string' && n.attrs['title'] !== '' ? n.attrs['title'] : null;
-  return `![${escapeText(alt.replace(/\s+/g, ' '), false)}](${destination(src)}${title === null ? '' : ' ' + quoteTitle(title)})`;
+  const alt = typeof n.attrs?.alt === 'string' ? n.attrs.alt : '';
+  const title = typeof n.attrs?.title === 'string' && n.attrs.title !== '' ? n.attrs.title : null;
+  return `![${escapeText(alt.replace(/\s+/g, ' '), false)}](${destination(src)}${title === null ? '' : ` ${quoteTitle(title)}`})`;
 }
 
 function tableMd(table: RTNode): string {
@@ -153,7 +153,7 @@ function tableMd(table: RTNode): string {
     const cells: string[] = [];
     for (const cell of row.content ?? []) {
       cells.push(cellMd(cell));
-      const colspan = typeof cell.attrs?.['colspan'] === 'number' ? cell.attrs['colspan'] : 1;
+      const colspan = typeof cell.attrs?.colspan === 'number' ? cell.attrs.colspan : 1;
       for (let i = 1; i < colspan && i < 1000; i++) cells.push('');
     }
     return cells;
@@ -161,10 +161,10 @@ function tableMd(table: RTNode): string {
   const width = Math.max(1, ...grid.map((r) => r.length));
   const line = (cells: string[]): string => {
     const padded = cells.concat(Array<string>(width - cells.length).fill(''));
-    return '| ' + padded.map((c) => c || ' ').join(' | ') + ' |';
+    return `| ${padded.map((c) => c || ' ').join(' | ')} |`;
   };
   const [head = [], ...body] = grid;
-  return [line(head), '|' + ' --- |'.repeat(width), ...body.map(line)].join('\n');
+  return [line(head), `|${' --- |'.repeat(width)}`, ...body.map(line)].join('\n');
 }
 
 /** A table cell on one line: its blocks as inline markdown joined by spaces. */
@@ -211,9 +211,7 @@ const isCode = (n: RTNode): boolean => !!n.marks?.some((m) => m.type === 'code')
 /** Marks written as delimiters around text (code is written per node, as a code span). */
 function delimMarks(n: RTNode): readonly RTMark[] {
   if (n.type !== 'text' || !n.marks) return [];
-  return n.marks.filter(
-    (m) => m.type === 'bold' || m.type === 'italic' || m.type === 'strike' || (m.type === 'link' && linkAttrs(m) !== null),
-  );
+  return n.marks.filter((m) => m.type === 'bold' || m.type === 'italic' || m.type === 'strike' || (m.type === 'link' && linkAttrs(m) !== null));
 }
 
 function openDelim(m: RTMark): string {
@@ -272,7 +270,7 @@ function inlineMd(input: readonly RTNode[], opts: InlineOptions): string {
       const nextMarks = i + 1 < nodes.length ? delimMarks(nodes[i + 1]!) : [];
       const both = prevMarks.filter((m) => hasMark(nextMarks, m));
       closeTo(keptPrefix(stack, both));
-      out += pendingWs + '\\\n';
+      out += `${pendingWs}\\\n`;
       pendingWs = '';
       lineStart = true;
       continue;
@@ -331,11 +329,11 @@ function codeSpan(text: string, inTable: boolean): string {
 
 function destination(url: string): string {
   if (url === '' || /[\s<>()\\]/.test(url)) {
-    return '<' + url.replace(/[\r\n]/g, (c) => (c === '\n' ? '%0A' : '%0D')).replace(/[<>\\]/g, '\\$&') + '>';
+    return `<${url.replace(/[\r\n]/g, (c) => (c === '\n' ? '%0A' : '%0D')).replace(/[<>\\]/g, '\\$&')}>`;
   }
   return url.replace(/&(?=#?[a-zA-Z0-9]+;)/g, '\\&');
 }
 
 function quoteTitle(title: string): string {
-  return '"' + title.replace(/[\\"]/g, '\\$&').replace(/&(?=#?[a-zA-Z0-9]+;)/g, '\\&') + '"';
+  return `"${title.replace(/[\\"]/g, '\\$&').replace(/&(?=#?[a-zA-Z0-9]+;)/g, '\\&')}"`;
 }

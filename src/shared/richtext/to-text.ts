@@ -35,7 +35,7 @@ function collect(blocks: readonly RTNode[], lines: string[]): void {
         break;
       }
       case 'image': {
-        const alt = b.attrs?.['alt'];
+        const alt = b.attrs?.alt;
         if (typeof alt === 'string' && collapse(alt)) lines.push(collapse(alt));
         break;
       }

@@ -39,29 +39,11 @@ export const MAX_DEPTH = 50;
 /** Canonical mark order (also the order used for `marks` arrays in documents we produce). */
 export const MARK_ORDER = ['link', 'bold', 'italic', 'strike', 'underline', 'code'] as const;
 
-export const BLOCK_TYPES = new Set([
-  'paragraph',
-  'heading',
-  'bulletList',
-  'orderedList',
-  'blockquote',
-  'codeBlock',
-  'horizontalRule',
-  'image',
-  'table',
-]);
+export const BLOCK_TYPES = new Set(['paragraph', 'heading', 'bulletList', 'orderedList', 'blockquote', 'codeBlock', 'horizontalRule', 'image', 'table']);
 
 export const INLINE_TYPES = new Set(['text', 'hardBreak']);
 
-export const ALL_NODE_TYPES = new Set([
-  'doc',
-  ...BLOCK_TYPES,
-  ...INLINE_TYPES,
-  'listItem',
-  'tableRow',
-  'tableHeader',
-  'tableCell',
-]);
+export const ALL_NODE_TYPES = new Set(['doc', ...BLOCK_TYPES, ...INLINE_TYPES, 'listItem', 'tableRow', 'tableHeader', 'tableCell']);
 
 export function markRank(type: string): number {
   const i = (MARK_ORDER as readonly string[]).indexOf(type);

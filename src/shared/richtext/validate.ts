@@ -104,15 +104,7 @@ class Issues {
   }
 }
 
-function intAttr(
-  attrs: Record<string, unknown>,
-  name: string,
-  def: number,
-  min: number,
-  max: number,
-  path: string,
-  issues: Issues,
-): number {
+function intAttr(attrs: Record<string, unknown>, name: string, def: number, min: number, max: number, path: string, issues: Issues): number {
   const v = attrs[name];
   if (v === undefined || v === null) return def;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
@@ -122,12 +114,7 @@ function intAttr(
   return v;
 }
 
-function stringOrNullAttr(
-  attrs: Record<string, unknown>,
-  name: string,
-  path: string,
-  issues: Issues,
-): string | null {
+function stringOrNullAttr(attrs: Record<string, unknown>, name: string, path: string, issues: Issues): string | null {
   const v = attrs[name];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') {
@@ -138,12 +125,7 @@ function stringOrNullAttr(
 }
 
 /** Returns the normalised attrs of a node type (only the attributes of the schema, defaults filled). */
-function nodeAttrs(
-  type: string,
-  raw: Record<string, unknown>,
-  path: string,
-  issues: Issues,
-): Record<string, unknown> | undefined {
+function nodeAttrs(type: string, raw: Record<string, unknown>, path: string, issues: Issues): Record<string, unknown> | undefined {
   switch (type) {
     case 'heading':
       return { level: intAttr(raw, 'level', 1, 1, 6, path, issues) };
@@ -197,7 +179,7 @@ function validateMarks(raw: unknown, path: string, issues: Issues, inCode: boole
       issues.add(mp, `must be an object, got ${describe(m)}`);
       return;
     }
-    const type = m['type'];
+    const type = m.type;
     if (typeof type !== 'string') {
       issues.add(`${mp}.type`, 'must be a string');
       return;
@@ -211,14 +193,14 @@ function validateMarks(raw: unknown, path: string, issues: Issues, inCode: boole
       return;
     }
     seen.add(type);
-    const rawAttrs = m['attrs'];
+    const rawAttrs = m.attrs;
     if (rawAttrs !== undefined && rawAttrs !== null && !isPlainObject(rawAttrs)) {
       issues.add(`${mp}.attrs`, `must be an object, got ${describe(rawAttrs)}`);
       return;
     }
     if (type === 'link') {
       const a = (rawAttrs ?? {}) as Record<string, unknown>;
-      const href = a['href'];
+      const href = a.href;
       if (typeof href !== 'string' || href.trim() === '') {
         issues.add(`${mp}.attrs.href`, 'must be a non-empty string');
         return;
@@ -238,19 +220,13 @@ function validateMarks(raw: unknown, path: string, issues: Issues, inCode: boole
   return sortMarks(out);
 }
 
-function validateNode(
-  input: unknown,
-  path: string,
-  depth: number,
-  issues: Issues,
-  parentType: string,
-): RTNode | null {
+function validateNode(input: unknown, path: string, depth: number, issues: Issues, parentType: string): RTNode | null {
   if (issues.full) return null;
   if (!isPlainObject(input)) {
     issues.add(path, `must be a node object, got ${describe(input)}`);
     return null;
   }
-  const type = input['type'];
+  const type = input.type;
   if (typeof type !== 'string') {
     issues.add(`${path}.type`, 'must be a string');
     return null;
@@ -264,7 +240,7 @@ function validateNode(
     return null;
   }
 
-  const rawAttrs = input['attrs'];
+  const rawAttrs = input.attrs;
   let attrSource: Record<string, unknown> = {};
   if (rawAttrs !== undefined && rawAttrs !== null) {
     if (isPlainObject(rawAttrs)) attrSource = rawAttrs;
@@ -276,7 +252,7 @@ function validateNode(
   if (attrs) node.attrs = attrs;
 
   // marks: only on inline nodes
-  const rawMarks = input['marks'];
+  const rawMarks = input.marks;
   if (INLINE_TYPES.has(type)) {
     const marks = validateMarks(rawMarks, path, issues, parentType === 'codeBlock');
     if (marks.length) node.marks = marks;
@@ -285,7 +261,7 @@ function validateNode(
   }
 
   if (type === 'text') {
-    const text = input['text'];
+    const text = input.text;
     if (typeof text !== 'string' || text === '') {
       issues.add(`${path}.text`, 'a text node must have a non-empty string "text"');
       return null;
@@ -294,7 +270,7 @@ function validateNode(
   }
 
   const spec = CONTENT[type]!;
-  const rawContent = input['content'];
+  const rawContent = input.content;
   let items: unknown[] = [];
   if (rawContent !== undefined && rawContent !== null) {
     if (!Array.isArray(rawContent)) {
@@ -313,8 +289,8 @@ function validateNode(
     if (issues.full) return;
     const cp = `${path}.content[${i}]`;
     // Check the child's kind before descending, so the issue names the misplaced node.
-    if (isPlainObject(item) && typeof item['type'] === 'string' && KNOWN_NODE_TYPES.has(item['type'])) {
-      const ct = item['type'];
+    if (isPlainObject(item) && typeof item.type === 'string' && KNOWN_NODE_TYPES.has(item.type)) {
+      const ct = item.type;
       if (!kindAccepts(spec.kind, ct)) {
         const where = type === 'doc' ? 'directly in doc' : `in ${type}`;
         issues.add(cp, `${ct} is not allowed ${where}; expected ${kindDescription(spec.kind)}`);
@@ -332,10 +308,7 @@ function validateNode(
   });
 
   if (items.length < spec.min) {
-    issues.add(
-      `${path}.content`,
-      `${type} must contain at least ${spec.min === 1 ? 'one' : spec.min} ${kindDescription(spec.kind)}`,
-    );
+    issues.add(`${path}.content`, `${type} must contain at least ${spec.min === 1 ? 'one' : spec.min} ${kindDescription(spec.kind)}`);
   }
   if (type === 'doc' && children.length === 0 && items.length === 0) children.push(emptyParagraph());
   if (children.length) node.content = children;
@@ -358,7 +331,7 @@ export function validateDoc(input: unknown, basePath = 'body'): ValidateResult {
   try {
     if (!isPlainObject(input)) {
       issues.add(basePath, `must be a document object ({ "type": "doc", "content": [...] }), got ${describe(input)}`);
-    } else if (input['type'] !== 'doc') {
+    } else if (input.type !== 'doc') {
       issues.add(`${basePath}.type`, 'must be "doc"');
     } else {
       node = validateNode(input, basePath, 1, issues, '');

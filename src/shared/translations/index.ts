@@ -78,7 +78,9 @@ export async function groupMembers<T extends Record<string, unknown>>(
 
 /** 409 when the group already has a member in `locale` (decisions G10). */
 export async function assertLocaleFree(db: Executor, table: TranslatableTable | string, siteId: string, group: string, locale: string): Promise<void> {
-  const { rows } = await sql<{ id: unknown }>`select id from ${sql.table(table)} where site_id = ${siteId} and translation_group = ${group} and locale = ${locale} limit 1`.execute(db);
+  const { rows } = await sql<{
+    id: unknown;
+  }>`select id from ${sql.table(table)} where site_id = ${siteId} and translation_group = ${group} and locale = ${locale} limit 1`.execute(db);
   if (rows.length) {
     throw new AppError('TRANSLATION_EXISTS', { message: `This record already has a translation in ${locale}.` });
   }

@@ -13,12 +13,19 @@ describe('translationStatus (decisions G10)', () => {
       { locale: 'de', fields: { name: 'Schuhe', description: '', image: null } },
       { locale: 'fr', fields: { name: 'Chaussures', description: 'Belles', image: null } },
     ];
-    expect(translationStatus(source, members, ['en', 'de', 'fr'])).toEqual({ en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'complete' } });
+    expect(translationStatus(source, members, ['en', 'de', 'fr'])).toEqual({
+      en: { status: 'complete' },
+      de: { status: 'partial' },
+      fr: { status: 'complete' },
+    });
   });
 
   it('is partial when the member is unpublished where the source is published', () => {
     const pub = { ...source, published: true };
-    const members = [{ locale: 'de', fields: source.fields, published: false }, { locale: 'fr', fields: source.fields, published: true }];
+    const members = [
+      { locale: 'de', fields: source.fields, published: false },
+      { locale: 'fr', fields: source.fields, published: true },
+    ];
     expect(translationStatus(pub, members, ['en', 'de', 'fr'])).toEqual({ en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'complete' } });
   });
 
