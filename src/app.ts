@@ -12,7 +12,7 @@ import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
-import { ErrorBodySchema } from './shared/schemas.js';
+import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
@@ -87,12 +87,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
     });
   if (options.migrate !== false) await migrateToLatest(database);
-  const deps = { db: database.db, dialect: database.dialect, config };
+  const deps = { db: database.db, config };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
   app.decorate('database', database);
   app.addSchema(ErrorBodySchema);
+  for (const schema of namedSchemas()) app.addSchema(schema);
   registerErrorHandling(app);
   registerJsonParser(app);
   app.addHook('onSend', async (request, reply) => {
@@ -133,7 +134,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     { prefix: '/v1' },
   );
 
-  const worker = new Worker({ db: database.db, dialect: database.dialect, log: app.log }, { pollMs: config.worker.pollMs });
+  const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs });
   for (const mod of modules) mod.jobs?.(worker, deps);
   app.decorate('worker', worker);
   if (config.worker.enabled) app.addHook('onReady', async () => worker.start());

@@ -7,7 +7,9 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import type { DB } from './types.js';
 import { isPostgres } from '../config.js';
 
-export type DialectName = 'sqlite' | 'postgres';
+import type { DialectName } from './dialect.js';
+
+export type { DialectName };
 
 export interface Database {
   db: Kysely<DB>;

@@ -1,20 +1,58 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { DialectName } from './connect.js';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 
 /**
- * Where the two dialects differ, written once. Modules import from here, never branch on the
- * dialect themselves.
+ * Where the two databases differ, written once and chosen once per database handle
+ * (`dialectOf(db)`): modules call its pieces and never branch on the dialect themselves.
  */
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface SqlDialect {
+  readonly name: DialectName;
+  /** Case-insensitive "contains" on any of the columns, with LIKE wildcards in `term` matched literally. */
+  containsText(columns: readonly string[], term: string): RawBuilder<boolean>;
+  /**
+   * The row-lock clause that ends a claim's inner SELECT: rows another instance has locked are
+   * skipped (PostgreSQL `FOR UPDATE SKIP LOCKED`, of `alias` when the select joins). SQLite has
+   * one writer at a time, so its claim needs no lock and this is empty.
+   */
+  skipLocked(alias?: string): RawBuilder<unknown>;
+  /** Which full-text engine the contents search runs on. */
+  readonly fullText: 'fts5' | 'tsvector';
+}
 
 /** Escapes LIKE wildcards so user text is matched literally. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** Case-insensitive "contains" on any of the columns (SQLite LIKE is case-insensitive for ASCII; PostgreSQL needs ILIKE). */
-export function containsText(dialect: DialectName, columns: readonly string[], term: string): RawBuilder<boolean> {
-  const pattern = `%${escapeLike(term)}%`;
-  const op = dialect === 'postgres' ? sql`ilike` : sql`like`;
-  const parts = columns.map((c) => sql`${sql.ref(c)} ${op} ${pattern} escape '\\'`);
-  return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+function containsWith(op: RawBuilder<unknown>) {
+  return (columns: readonly string[], term: string): RawBuilder<boolean> => {
+    const pattern = `%${escapeLike(term)}%`;
+    const parts = columns.map((c) => sql`${sql.ref(c)} ${op} ${pattern} escape '\\'`);
+    return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+  };
+}
+
+const SQLITE: SqlDialect = {
+  name: 'sqlite',
+  // SQLite's LIKE is case-insensitive for ASCII.
+  containsText: containsWith(sql`like`),
+  skipLocked: () => sql``,
+  fullText: 'fts5',
+};
+
+const POSTGRES: SqlDialect = {
+  name: 'postgres',
+  containsText: containsWith(sql`ilike`),
+  skipLocked: (alias) => (alias ? sql`for update of ${sql.raw(alias)} skip locked` : sql`for update skip locked`),
+  fullText: 'tsvector',
+};
+
+export function dialectByName(name: DialectName): SqlDialect {
+  return name === 'postgres' ? POSTGRES : SQLITE;
+}
+
+/** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */
+export function dialectOf(db: Kysely<any>): SqlDialect {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
 }

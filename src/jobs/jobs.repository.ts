@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { AutoId, Executor, Json, Timestamp } from '../db/types.js';
-import type { DialectName } from '../db/connect.js';
+import { claimRows } from './claim.js';
 
 export interface JobsTable {
   id: AutoId;
@@ -64,34 +64,17 @@ export function deleteJobByKey(db: Executor, siteId: string, key: string) {
   return db.deleteFrom('jobs').where('site_id', '=', siteId).where('key', '=', key).execute();
 }
 
-/**
- * Claims up to `limit` due jobs for `lockMs`: one statement, so two workers never claim the same
- * job. PostgreSQL skips rows another instance has locked (FOR UPDATE SKIP LOCKED); SQLite has one
- * writer at a time, so the same UPDATE is atomic there.
- */
-export async function claimDueJobs(db: Executor, dialect: DialectName, now: string, lockMs: number, limit: number): Promise<JobRow[]> {
+/** Claims up to `limit` due jobs for `lockMs` (jobs/claim.ts: no two workers claim the same job). */
+export function claimDueJobs(db: Executor, now: string, lockMs: number, limit: number): Promise<JobRow[]> {
   const lockedUntil = new Date(Date.parse(now) + lockMs).toISOString();
-  if (dialect === 'postgres') {
-    const { rows } = await sql<JobRow>`
-      update jobs set locked_until = ${lockedUntil}, attempts = attempts + 1
-      where id in (
-        select id from jobs
-        where run_at <= ${now} and failed_at is null and (locked_until is null or locked_until < ${now})
-        order by run_at, id limit ${limit}
-        for update skip locked
-      )
-      returning *`.execute(db);
-    return rows;
-  }
-  const { rows } = await sql<JobRow>`
-    update jobs set locked_until = ${lockedUntil}, attempts = attempts + 1
-    where id in (
+  return claimRows<JobRow>(db, {
+    table: 'jobs',
+    set: sql`locked_until = ${lockedUntil}, attempts = attempts + 1`,
+    candidates: sql`
       select id from jobs
       where run_at <= ${now} and failed_at is null and (locked_until is null or locked_until < ${now})
-      order by run_at, id limit ${limit}
-    )
-    returning *`.execute(db);
-  return rows;
+      order by run_at, id limit ${limit}`,
+  });
 }
 
 export function completeJob(db: Executor, id: number) {

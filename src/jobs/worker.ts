@@ -1,12 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/types.js';
-import type { DialectName } from '../db/connect.js';
 import { parseJson } from '../db/json.js';
 import * as repo from './jobs.repository.js';
 
 export interface JobContext {
   db: Db;
-  dialect: DialectName;
   log: FastifyBaseLogger;
 }
 
@@ -98,7 +96,7 @@ export class Worker {
   /** Claims and runs the jobs that are due now; returns how many ran. */
   async runDueJobs(now = new Date()): Promise<number> {
     const batch = this.options.batchSize ?? 20;
-    const claimed = await repo.claimDueJobs(this.ctx.db, this.ctx.dialect, now.toISOString(), this.options.lockMs ?? 60_000, batch);
+    const claimed = await repo.claimDueJobs(this.ctx.db, now.toISOString(), this.options.lockMs ?? 60_000, batch);
     for (const row of claimed) {
       const job: Job = { id: Number(row.id), siteId: row.site_id, type: row.type, payload: parseJson(row.payload, {}), attempts: Number(row.attempts) };
       const handler = this.handlers.get(job.type);

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
-import type { DialectName } from '../db/connect.js';
 import type { Db } from '../db/types.js';
 import type { Worker } from '../jobs/worker.js';
 
@@ -10,7 +9,6 @@ export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 /** What a module's routes receive: explicit dependencies, no decorators. */
 export interface ModuleDeps {
   db: Db;
-  dialect: DialectName;
   config: Config;
 }
 

@@ -12,7 +12,7 @@ export interface RouteInfo {
   paramNames: string[];
 }
 
-const errorRef = (description: string) => ({ description, $ref: 'ErrorBody#' });
+const errorRef = (description: string) => ({ description, $ref: 'Error#' });
 
 function isApiRoute(url: string): boolean {
   return url === '/v1' || url.startsWith('/v1/');

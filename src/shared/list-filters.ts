@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import type { SelectQueryBuilder } from 'kysely';
-import type { DialectName } from '../db/connect.js';
-import { containsText } from '../db/dialect.js';
+import type { SqlDialect } from '../db/dialect.js';
 import { dateBound } from './pagination.js';
 import { Locale } from './schemas.js';
 
@@ -33,11 +32,11 @@ export interface CommonFilterValues {
 
 export function applyCommonFilters<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
-  dialect: DialectName,
+  dialect: SqlDialect,
   f: CommonFilterValues,
   searchColumns: readonly string[],
 ): SelectQueryBuilder<DB, TB, O> {
-  const q = f.search ? (qb as SelectQueryBuilder<any, any, O>).where(containsText(dialect, searchColumns, f.search)) : qb;
+  const q = f.search ? (qb as SelectQueryBuilder<any, any, O>).where(dialect.containsText(searchColumns, f.search)) : qb;
   return applyRecordFilters(q as SelectQueryBuilder<DB, TB, O>, f);
 }
 
@@ -61,9 +60,4 @@ export function applyRecordFilters<DB, TB extends keyof DB, O>(
   if (f.dateFrom) q = q.where(col('created_at'), '>=', dateBound(f.dateFrom, false));
   if (f.dateTo) q = q.where(col('created_at'), '<=', dateBound(f.dateTo, true));
   return q as SelectQueryBuilder<DB, TB, O>;
-}
-
-/** `created_at` etc. from the API's sort names; the schema has already refused unknown ones. */
-export function sortColumn(sortBy: string | undefined, fallback: string): string {
-  return sortBy ?? fallback;
 }

@@ -13,7 +13,7 @@ export const ErrorBodySchema = Type.Object(
       }),
     ),
   },
-  { $id: 'ErrorBody', title: 'Error' },
+  { $id: 'Error', title: 'Error' },
 );
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
@@ -39,6 +39,33 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
   return Type.Union([schema, Type.Null()]) as unknown as TUnsafe<Static<T> | null>;
 }
 
+/**
+ * Named schemas: registered once on the app (`app.addSchema`) and referred to by `ref()`, so the
+ * OpenAPI document lists them under `components.schemas` and generated clients get real type
+ * names. `named` returns a copy carrying the `$id`; the original stays usable inline.
+ */
+const NAMED = new Map<string, TSchema>();
+
+export function named<T extends TSchema>(id: string, schema: T): T {
+  const existing = NAMED.get(id);
+  if (existing && JSON.stringify(existing) !== JSON.stringify({ ...schema, $id: id, title: id })) throw new Error(`Two different schemas are named ${id}`);
+  const out = { ...schema, $id: id, title: id } as T;
+  NAMED.set(id, out);
+  return out;
+}
+
+/** Every named schema, for the app to register before its routes. */
+export function namedSchemas(): TSchema[] {
+  return [...NAMED.values()];
+}
+
+/** A reference to a named schema, with the static type of the schema. */
+export function ref<T extends TSchema>(schema: T): TUnsafe<Static<T>> {
+  const id = (schema as { $id?: string }).$id;
+  if (!id) throw new Error('ref() needs a schema made by named()');
+  return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
+}
+
 /** `{ data: T }` */
 export function Data<T extends TSchema>(schema: T) {
   return Type.Object({ data: schema });
@@ -51,9 +78,11 @@ export const PageMeta = Type.Object({
   lastPage: Type.Integer({ minimum: 1 }),
 });
 
+const PageMetaRef = ref(named('PageMeta', PageMeta));
+
 /** `{ data: T[], meta }` (decisions G5). */
 export function Paginated<T extends TSchema>(item: T) {
-  return Type.Object({ data: Type.Array(item), meta: PageMeta });
+  return Type.Object({ data: Type.Array(item), meta: PageMetaRef });
 }
 
 /** ISO 8601 date or date-time, as accepted by date filters (decisions G6, G8). */

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 function worker(): Worker {
-  return new Worker({ db: ctx.app.database.db, dialect: ctx.app.database.dialect, log: ctx.app.log }, { pollMs: 50, lockMs: 60_000 });
+  return new Worker({ db: ctx.app.database.db, log: ctx.app.log }, { pollMs: 50, lockMs: 60_000 });
 }
 
 const soon = (ms: number) => new Date(Date.now() + ms).toISOString();
@@ -47,13 +47,10 @@ describe('the jobs table and worker', () => {
   it('retries a failing job with backoff and records the error, then marks it failed', async () => {
     const { siteId } = await createSiteWithToken(ctx.app);
     let calls = 0;
-    const w = new Worker({ db: ctx.app.database.db, dialect: ctx.app.database.dialect, log: ctx.app.log }, { pollMs: 50, maxAttempts: 2 }).handle(
-      'test.flaky',
-      async () => {
-        calls++;
-        throw new Error('receiver down');
-      },
-    );
+    const w = new Worker({ db: ctx.app.database.db, log: ctx.app.log }, { pollMs: 50, maxAttempts: 2 }).handle('test.flaky', async () => {
+      calls++;
+      throw new Error('receiver down');
+    });
     await scheduleJob(ctx.app.database.db, { siteId, type: 'test.flaky', key: 'flaky', payload: {}, runAt: soon(-1000) });
     expect(await w.runDueJobs()).toBe(1);
     const row = await ctx.app.database.db.selectFrom('jobs').selectAll().where('site_id', '=', siteId).executeTakeFirstOrThrow();

@@ -1,8 +1,5 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { AutoId, Executor, Json, Timestamp } from '../../db/types.js';
-import type { DialectName } from '../../db/connect.js';
-import { applyCommonFilters, type CommonFilterValues } from '../../shared/list-filters.js';
-import { paginate, type ListQuery } from '../../shared/pagination.js';
 
 export interface CategoriesTable {
   id: AutoId;
@@ -30,36 +27,6 @@ declare module '../../db/types.js' {
 }
 
 export type CategoryRow = Selectable<CategoriesTable>;
-
-export function findCategory(db: Executor, siteId: string, id: number) {
-  return db.selectFrom('categories').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
-}
-
-export function findCategories(db: Executor, siteId: string, ids: number[]) {
-  if (!ids.length) return Promise.resolve([] as CategoryRow[]);
-  return db.selectFrom('categories').selectAll().where('site_id', '=', siteId).where('id', 'in', ids).execute();
-}
-
-export interface CategoryFilters extends ListQuery, CommonFilterValues {
-  parentId?: number | 'null';
-  isRoot?: boolean;
-  includeChildren?: boolean;
-}
-
-export async function listCategories(db: Executor, dialect: DialectName, siteId: string, query: CategoryFilters) {
-  let base = applyCommonFilters(db.selectFrom('categories').selectAll().where('site_id', '=', siteId), dialect, query, ['name', 'slug', 'description']);
-  if (query.isRoot === true || query.parentId === 'null') base = base.where('parent_id', 'is', null);
-  if (query.isRoot === false) base = base.where('parent_id', 'is not', null);
-  if (typeof query.parentId === 'number') {
-    if (query.includeChildren) {
-      const ids = await descendantIds(db, siteId, query.parentId);
-      base = ids.length ? base.where('id', 'in', ids) : base.where('id', '=', -1);
-    } else base = base.where('parent_id', '=', query.parentId);
-  }
-  const column = (query.sortBy ?? 'created_at') as 'created_at' | 'updated_at' | 'name' | 'slug';
-  const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
-  return paginate(base, query, (qb) => qb.orderBy(column, order).orderBy('id', order));
-}
 
 /** Every descendant of a category, at any depth (one recursive query). */
 export async function descendantIds(db: Executor, siteId: string, id: number): Promise<number[]> {
@@ -121,19 +88,21 @@ export function findInGroup(db: Executor, siteId: string, group: string, locale:
     .executeTakeFirst();
 }
 
-export async function insertCategory(db: Executor, row: Insertable<CategoriesTable>): Promise<number> {
-  const { id } = await db.insertInto('categories').values(row).returning('id').executeTakeFirstOrThrow();
-  return Number(id);
-}
-
-export function updateCategory(db: Executor, siteId: string, id: number, patch: Updateable<CategoriesTable>) {
-  return db.updateTable('categories').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
-}
-
 export function reparentChildren(db: Executor, siteId: string, id: number, newParent: number | null) {
   return db.updateTable('categories').set({ parent_id: newParent }).where('site_id', '=', siteId).where('parent_id', '=', id).execute();
 }
 
-export function deleteCategory(db: Executor, siteId: string, id: number) {
-  return db.deleteFrom('categories').where('site_id', '=', siteId).where('id', '=', id).execute();
+/** For each category, its translation in `locale`, in the order given (those without one are left out); one query. */
+export async function translatedCategoryIds(db: Executor, siteId: string, ids: number[], locale: string): Promise<number[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .selectFrom('categories as source')
+    .innerJoin('categories as c', (join) => join.onRef('c.site_id', '=', 'source.site_id').onRef('c.translation_group', '=', 'source.translation_group'))
+    .select(['source.id as sourceId', 'c.id as id'])
+    .where('source.site_id', '=', siteId)
+    .where('source.id', 'in', ids)
+    .where('c.locale', '=', locale)
+    .execute();
+  const bySource = new Map(rows.map((r) => [Number(r.sourceId), Number(r.id)]));
+  return ids.flatMap((id) => (bySource.has(id) ? [bySource.get(id)!] : []));
 }

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type SelectQueryBuilder, type Updateable } from 'kysely';
+import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound, paginate } from '../../shared/pagination.js';
 import { prepared } from '../../db/prepared.js';
@@ -494,26 +494,3 @@ export function findRevision(db: Executor, siteId: string, contentId: number, re
 }
 
 /** Contents per category or tag (for contentCount): one grouped query. */
-export async function countByRef(db: Executor, table: 'content_categories' | 'content_tags', siteId: string, ids: number[]): Promise<Map<number, number>> {
-  const out = new Map<number, number>(ids.map((id) => [id, 0]));
-  if (!ids.length) return out;
-  const col = table === 'content_categories' ? 'category_id' : 'tag_id';
-  const rows = await sql<{
-    ref: number;
-    n: number;
-  }>`select ${sql.ref(col)} as ref, count(*) as n from ${sql.table(table)} where site_id = ${siteId} and ${sql.ref(col)} in (${sql.join(ids)}) group by ${sql.ref(col)}`.execute(
-    db,
-  );
-  for (const r of rows.rows) out.set(Number(r.ref), Number(r.n));
-  return out;
-}
-
-export async function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }) {
-  const base = db
-    .selectFrom('contents')
-    .innerJoin('content_categories as cc', 'cc.content_id', 'contents.id')
-    .select(['contents.id', 'contents.title', 'contents.slug', 'contents.status'])
-    .where('cc.site_id', '=', siteId)
-    .where('cc.category_id', '=', categoryId);
-  return paginate(base, page, (qb) => qb.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc'));
-}

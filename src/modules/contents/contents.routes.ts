@@ -43,7 +43,7 @@ export const contentsModule: AppModule = {
       await service.publishScheduled(db, job.siteId, Number(job.payload.contentId));
     });
   },
-  routes(app, { db, dialect }) {
+  routes(app, { db }) {
     app.get(
       '/contents',
       {
@@ -91,7 +91,7 @@ export const contentsModule: AppModule = {
           response: { 200: Paginated(S.SearchResult) },
         },
       },
-      async (req) => service.searchContents(db, dialect, req.auth, req.query),
+      async (req) => service.searchContents(db, req.auth, req.query),
     );
 
     app.post(
@@ -286,7 +286,7 @@ export const contentsModule: AppModule = {
           description: 'Body `{ targetLocale }` (or `{ locale }`). 409 when the group already has a member in that locale.',
           params: IdParams,
           body: CopyToLocaleBody,
-          response: { 200: Data(S.ContentDetail), 409: { $ref: 'ErrorBody#' } },
+          response: { 200: Data(S.ContentDetail), 409: { $ref: 'Error#' } },
         },
       },
       async (req) => ({ data: await service.copyContentToLocale(db, req.auth, req.params.id, req.body) }),

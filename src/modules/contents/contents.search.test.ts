@@ -64,7 +64,7 @@ const none: Filter = (qb) => qb;
 
 /** A filter without arguments: its values are constants of the statement. */
 function search(siteId: string, q: string, filter: Filter = none, page = { page: 1, limit: 20 }) {
-  return searchContents(ctx.app.database.db, dialect, siteId, q, { apply: filter, args: {} }, page);
+  return searchContents(ctx.app.database.db, siteId, q, { apply: filter, args: {} }, page);
 }
 const ids = (hits: SearchHit[]) => hits.map((h) => h.id);
 
@@ -255,7 +255,7 @@ describe('searchContents', () => {
       return p.locale ? q.where('contents.locale', '=', p.locale) : q;
     };
     const withArgs = (args: { status: string; locale?: string }) =>
-      searchContents(ctx.app.database.db, dialect, siteId, 'plover', { apply: byStatus, args }, { page: 1, limit: 20 });
+      searchContents(ctx.app.database.db, siteId, 'plover', { apply: byStatus, args }, { page: 1, limit: 20 });
     expect(ids((await withArgs({ status: 'draft' })).hits)).toEqual([draft]);
     expect(ids((await withArgs({ status: 'published' })).hits).sort()).toEqual([published, german].sort());
     expect(ids((await withArgs({ status: 'published', locale: 'de' })).hits)).toEqual([german]);

@@ -1,4 +1,5 @@
 import { sql, type Compilable, type Kysely, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/types.js';
 import { prepared, type PreparedQuery } from '../../db/prepared.js';
 import { escapeHtml } from '../../shared/richtext/to-html.js';
@@ -170,7 +171,6 @@ export interface SearchFilter<A extends Record<string, unknown> = Record<string,
  */
 export async function searchContents(
   db: Kysely<DB>,
-  dialect: 'sqlite' | 'postgres',
   siteId: string,
   q: string,
   filter: SearchFilter<any>,
@@ -181,7 +181,7 @@ export async function searchContents(
   const limit = Math.max(1, Math.floor(page.limit));
   const offset = (Math.max(1, Math.floor(page.page)) - 1) * limit;
   const kdb = db as unknown as Kysely<any>;
-  return dialect === 'postgres'
+  return dialectOf(db).fullText === 'tsvector'
     ? searchPostgres(kdb, filter.apply(kdb.selectFrom('contents').where('contents.site_id', '=', siteId) as ContentsQb, filter.args), terms, limit, offset)
     : searchSqlite(db, siteId, filter, terms, limit, offset);
 }

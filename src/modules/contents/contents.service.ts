@@ -9,12 +9,13 @@ import { validateFieldData } from '../../shared/field-schema/index.js';
 import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree } from '../../shared/translations/index.js';
 import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import type { AuthContext } from '../../plugins/auth.js';
-import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
-import { effectiveSchemaOf, translatedCategoryIds } from '../categories/categories.service.js';
-import { translatedTagIds } from '../tags/tags.service.js';
+import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
+import { translatedCategoryIds } from '../categories/categories.repository.js';
+import { effectiveSchemaOf } from '../categories/categories.rules.js';
+import { translatedTagIds } from '../tags/tags.repository.js';
 import * as repo from './contents.repository.js';
+import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
-import type { DialectName } from '../../db/connect.js';
 import type { ContentCreateInput, ContentListQueryValue, ContentSearchQueryValue, ContentStatus, ContentUpdateInput } from './contents.schemas.js';
 
 type ContentRow = repo.ContentRow;
@@ -22,11 +23,6 @@ type Auth = Pick<AuthContext, 'siteId' | 'userId' | 'access' | 'kind' | 'scopes'
 
 export const PUBLISH_JOB = 'content.publish';
 const jobKey = (id: number) => `${PUBLISH_JOB}:${id}`;
-
-/** What this token may see (decisions G12, G13). */
-export function visibilityOf(auth: Auth): repo.Visibility {
-  return { ownerId: auth.access === 'own' ? auth.userId : undefined, publishedOnly: auth.kind === 'delivery' };
-}
 
 /**
  * Setting status to published or scheduled also needs `contents.publish` (decisions G12); its
@@ -222,11 +218,10 @@ export async function getContentBySlug(db: Executor, auth: Auth, slug: string, l
 }
 
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
-export async function searchContents(db: Executor, dialect: DialectName, auth: Auth, query: ContentSearchQueryValue) {
+export async function searchContents(db: Executor, auth: Auth, query: ContentSearchQueryValue) {
   const { q, page, limit, ...filters } = query;
   const { hits, total } = await search(
     db,
-    dialect,
     auth.siteId,
     q,
     { apply: repo.applyListFilters, args: repo.listFilterArgs(auth.siteId, filters, visibilityOf(auth)), structural: repo.LIST_STRUCTURAL },
@@ -628,19 +623,4 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     const created = await writeRevision(tx, auth.siteId, newId, auth.userId, 'create', null);
     return toDetail(tx, auth.siteId, created, {});
   });
-}
-
-// ------------------------------------------------------------------------------------------------
-// For categories and tags
-
-export function contentCountsByCategory(db: Executor, siteId: string, ids: number[]) {
-  return repo.countByRef(db, 'content_categories', siteId, ids);
-}
-
-export function contentCountsByTag(db: Executor, siteId: string, ids: number[]) {
-  return repo.countByRef(db, 'content_tags', siteId, ids);
-}
-
-export function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }) {
-  return repo.contentsOfCategory(db, siteId, categoryId, page);
 }

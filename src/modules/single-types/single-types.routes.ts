@@ -1,9 +1,9 @@
 import type { AppModule } from '../types.js';
-import { Data, Message, Paginated } from '../../shared/schemas.js';
+import { Data, Message, Paginated, ref } from '../../shared/schemas.js';
 import {
   SingleType,
   SingleTypeCreate,
-  SingleTypeListItem,
+  SingleTypeSummary,
   SingleTypeListQuery,
   SingleTypeLocaleQuery,
   SingleTypeParams,
@@ -15,7 +15,7 @@ const tags = ['Single types'];
 
 export const singleTypesModule: AppModule = {
   name: 'single-types',
-  routes(app, { db, dialect }) {
+  routes(app, { db }) {
     app.get(
       '/single-types',
       {
@@ -25,10 +25,10 @@ export const singleTypesModule: AppModule = {
           operationId: 'listSingleTypes',
           summary: 'List single types',
           querystring: SingleTypeListQuery,
-          response: { 200: Paginated(SingleTypeListItem) },
+          response: { 200: Paginated(ref(SingleTypeSummary)) },
         },
       },
-      async (req) => service.listSingleTypes(db, dialect, req.auth.siteId, req.query),
+      async (req) => service.listSingleTypes(db, req.auth.siteId, req.query),
     );
 
     app.post(
@@ -42,7 +42,7 @@ export const singleTypesModule: AppModule = {
           description:
             '`data` is required unless `body` or `bodyMarkdown` is given. The body is stored as document JSON and rendered to sanitized `bodyHtml` on save.',
           body: SingleTypeCreate,
-          response: { 201: Data(SingleType) },
+          response: { 201: Data(ref(SingleType)) },
         },
       },
       async (req, reply) => reply.code(201).send({ data: await service.createSingleType(db, req.auth.siteId, req.body) }),
@@ -58,7 +58,7 @@ export const singleTypesModule: AppModule = {
           summary: "Get a single type by slug, in the given locale (default: the site's default locale)",
           params: SingleTypeParams,
           querystring: SingleTypeLocaleQuery,
-          response: { 200: Data(SingleType) },
+          response: { 200: Data(ref(SingleType)) },
         },
       },
       async (req) => ({ data: await service.getSingleType(db, req.auth.siteId, req.params.slug, req.query.locale) }),
@@ -77,7 +77,7 @@ export const singleTypesModule: AppModule = {
           params: SingleTypeParams,
           querystring: SingleTypeLocaleQuery,
           body: SingleTypeUpdate,
-          response: { 200: Data(SingleType) },
+          response: { 200: Data(ref(SingleType)) },
         },
       },
       async (req) => ({ data: await service.updateSingleType(db, req.auth.siteId, req.params.slug, req.query.locale, req.body) }),

@@ -1,42 +1,21 @@
 import { Type } from 'typebox';
-import { CommonFilters } from '../../shared/list-filters.js';
-import { listQuerySchema } from '../../shared/pagination.js';
-import { Locale, Nullable, Timestamp } from '../../shared/schemas.js';
+import { parseJson } from '../../db/json.js';
+import { common, fieldMap } from '../../kit/fields.js';
+import { type ListSpec, listQueryFor } from '../../kit/repository.js';
+import { Locale, Nullable, named } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 
 /** Free JSON object: checked against the single type's field schema when it has one. */
-const DataObject = Type.Object({}, { additionalProperties: true, description: 'Structured data; validated against `schema` when one is set' });
-const FieldDefinition = Type.Object({}, { additionalProperties: true, description: 'A field definition `{ name, type, label?, required?, ... }`' });
-const Doc = Type.Object(
+export const DataObject = Type.Object({}, { additionalProperties: true, description: 'Structured data; validated against `schema` when one is set' });
+export const FieldDefinition = Type.Object({}, { additionalProperties: true, description: 'A field definition `{ name, type, label?, required?, ... }`' });
+export const Doc = Type.Object(
   { type: Type.String() },
   { additionalProperties: true, description: 'ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`' },
 );
 
-const Meta = Type.Object({
+export const Meta = Type.Object({
   metaTitle: Nullable(Type.String()),
   metaDescription: Nullable(Type.String()),
-});
-
-export const SingleType = Type.Object({
-  slug: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  locale: Type.String(),
-  data: DataObject,
-  schema: Nullable(Type.Array(FieldDefinition)),
-  body: Nullable(Doc),
-  bodyHtml: Type.String({ description: 'Sanitized HTML rendered from `body` on write; empty when there is no body' }),
-  meta: Meta,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
-export const SingleTypeListItem = Type.Object({
-  slug: Type.String(),
-  name: Type.String(),
-  locale: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
 });
 
 export const SingleTypeParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -94,11 +73,32 @@ export const SingleTypeUpdate = Type.Object(
   { minProperties: 1 },
 );
 
-export const SingleTypeListQuery = listQuerySchema(
-  ['created_at', 'updated_at', 'name', 'slug'],
-  {
-    search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive text search in name and slug' })),
-    locale: CommonFilters.locale,
+/** Spec "Single type": the response built from one field map; the list shows the summary fields. */
+export const singleTypeFields = fieldMap({
+  slug: { column: 'slug', schema: Type.String() },
+  name: { column: 'name', schema: Type.String() },
+  description: { column: 'description', schema: Nullable(Type.String()), summary: false },
+  locale: common.locale,
+  data: { column: 'data', schema: DataObject, read: (v) => parseJson<Record<string, unknown>>(v, {}), summary: false },
+  schema: { column: 'schema', schema: Nullable(Type.Array(FieldDefinition)), read: (v) => parseJson(v, null), summary: false },
+  body: { column: 'body', schema: Nullable(Doc), read: (v) => parseJson(v, null), summary: false },
+  bodyHtml: {
+    column: 'body_html',
+    schema: Type.String({ description: 'Sanitized HTML rendered from `body` on write; empty when there is no body' }),
+    summary: false,
   },
-  { defaultSort: 'created_at desc' },
-);
+  meta: {
+    schema: Meta,
+    from: (r) => ({ metaTitle: r.meta_title, metaDescription: r.meta_description }),
+    columns: ['meta_title', 'meta_description'],
+    summary: false,
+  },
+  createdAt: common.createdAt,
+  updatedAt: common.updatedAt,
+});
+
+export const SingleType = named('SingleType', singleTypeFields.response());
+export const SingleTypeSummary = named('SingleTypeSummary', singleTypeFields.summaryResponse());
+
+export const singleTypeList: ListSpec<{}> = { sort: ['created_at', 'updated_at', 'name', 'slug'], search: ['name', 'slug'], common: ['search', 'locale'] };
+export const SingleTypeListQuery = listQueryFor(singleTypeList);

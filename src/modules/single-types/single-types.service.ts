@@ -1,35 +1,19 @@
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../../db/types.js';
-import type { DialectName } from '../../db/connect.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { invalid, issuesError, notFound } from '../../shared/errors.js';
 import { validateFieldData, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { canonicalLocale } from '../../shared/locales.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { richTextFromInput, type RenderedRichText } from '../../shared/richtext/index.js';
-import { getSiteLocales, resolveLocale } from '../sites/sites.service.js';
+import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import * as repo from './single-types.repository.js';
-import type { SingleType, SingleTypeCreate, SingleTypeListQuery, SingleTypeUpdate } from './single-types.schemas.js';
+import { type SingleTypeCreate, type SingleTypeListQuery, type SingleTypeUpdate, singleTypeFields, singleTypeList } from './single-types.schemas.js';
 
 type SingleTypeRow = repo.SingleTypeRow;
-type SingleTypeOut = Static<typeof SingleType>;
 
 /** Reads return what was stored on write: the document and its HTML are never rendered here. */
-function toSingleType(r: SingleTypeRow): SingleTypeOut {
-  return {
-    slug: r.slug,
-    name: r.name,
-    description: r.description,
-    locale: r.locale,
-    data: parseJson<Record<string, unknown>>(r.data, {}),
-    schema: parseJson<SingleTypeOut['schema']>(r.schema, null),
-    body: parseJson<SingleTypeOut['body']>(r.body, null),
-    bodyHtml: r.body_html,
-    meta: { metaTitle: r.meta_title, metaDescription: r.meta_description },
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+const toSingleType = (r: Record<string, unknown>) => singleTypeFields.toApi(r);
 
 /**
  * The locale a read, update or delete addresses: the site's default when omitted. A locale that
@@ -44,7 +28,7 @@ async function addressedLocale(db: Executor, siteId: string, input: string | und
 }
 
 async function getRow(db: Executor, siteId: string, locale: string, slug: string): Promise<SingleTypeRow> {
-  const row = await repo.findSingleType(db, siteId, locale, slug);
+  const row = (await repo.singleTypesTable.find(db, siteId, { locale, slug })) as SingleTypeRow | undefined;
   if (!row) throw notFound('single type');
   return row;
 }
@@ -76,13 +60,11 @@ function trimmedName(name: string): string {
   return out;
 }
 
-export async function listSingleTypes(db: Executor, dialect: DialectName, siteId: string, query: Static<typeof SingleTypeListQuery>) {
+/** The list selects only what the list shows: never the data, schema or body. */
+export async function listSingleTypes(db: Executor, siteId: string, query: Static<typeof SingleTypeListQuery>) {
   const locale = query.locale === undefined ? undefined : (canonicalLocale(query.locale) ?? query.locale);
-  const { rows, total } = await repo.listSingleTypes(db, dialect, siteId, { ...query, locale });
-  return {
-    data: rows.map((r) => ({ slug: r.slug, name: r.name, locale: r.locale, createdAt: r.created_at, updatedAt: r.updated_at })),
-    meta: pageMeta(total, query.page, query.limit),
-  };
+  const { rows, total } = await repo.singleTypesTable.list(db, siteId, { ...query, locale }, singleTypeList, ['id', ...singleTypeFields.columns('summary')]);
+  return { data: rows.map((r) => singleTypeFields.toSummary(r)), meta: pageMeta(total, query.page, query.limit) };
 }
 
 export async function getSingleType(db: Executor, siteId: string, slug: string, locale: string | undefined) {
@@ -100,11 +82,11 @@ export async function createSingleType(db: Db, siteId: string, input: Static<typ
   const schema = parseSchemaInput(input.schema);
   checkData(schema, data);
   return db.transaction().execute(async (tx) => {
-    if (await repo.findSingleType(tx, siteId, locale, input.slug)) {
+    if (await repo.singleTypesTable.find(tx, siteId, { locale, slug: input.slug }, ['id'])) {
       throw invalid('SLUG_TAKEN', 'slug', `The slug "${input.slug}" is already used in ${locale}.`);
     }
     const at = now();
-    await repo.insertSingleType(tx, {
+    await repo.singleTypesTable.insert(tx, {
       site_id: siteId,
       slug: input.slug,
       name,
@@ -142,22 +124,27 @@ export async function updateSingleType(db: Db, siteId: string, slug: string, loc
     if (schemaGiven || input.data !== undefined) checkData(schema, data);
     const bodyGiven = input.body !== undefined || input.bodyMarkdown !== undefined;
     const rendered = bodyGiven ? renderBody(input) : null;
-    await repo.updateSingleType(tx, siteId, Number(row.id), {
-      name,
-      description: input.description,
-      data: input.data !== undefined ? toJson(data) : undefined,
-      schema: schemaGiven ? (schema ? toJson(schema) : null) : undefined,
-      body: bodyGiven ? (rendered ? toJson(rendered.doc) : null) : undefined,
-      body_html: bodyGiven ? (rendered ? rendered.html : '') : undefined,
-      meta_title: input.meta?.metaTitle,
-      meta_description: input.meta?.metaDescription,
-      updated_at: now(),
-    });
+    await repo.singleTypesTable.update(
+      tx,
+      siteId,
+      { id: Number(row.id) },
+      {
+        name,
+        description: input.description,
+        data: input.data !== undefined ? toJson(data) : undefined,
+        schema: schemaGiven ? (schema ? toJson(schema) : null) : undefined,
+        body: bodyGiven ? (rendered ? toJson(rendered.doc) : null) : undefined,
+        body_html: bodyGiven ? (rendered ? rendered.html : '') : undefined,
+        meta_title: input.meta?.metaTitle,
+        meta_description: input.meta?.metaDescription,
+        updated_at: now(),
+      },
+    );
     return toSingleType(await getRow(tx, siteId, locale, slug));
   });
 }
 
 export async function deleteSingleType(db: Db, siteId: string, slug: string, localeInput: string | undefined) {
   const locale = await addressedLocale(db, siteId, localeInput);
-  if (!(await repo.deleteSingleType(db, siteId, locale, slug))) throw notFound('single type');
+  if (!(await repo.singleTypesTable.delete(db, siteId, { locale, slug }))) throw notFound('single type');
 }

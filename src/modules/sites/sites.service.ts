@@ -51,28 +51,6 @@ export async function getSite(db: Executor, siteId: string): Promise<SiteRow> {
   return site;
 }
 
-/** The language context every translatable resource checks its locale against (decisions G9). */
-export interface SiteLocales {
-  defaultLocale: string;
-  enabledLocales: string[];
-}
-
-export async function getSiteLocales(db: Executor, siteId: string): Promise<SiteLocales> {
-  const site = await getSite(db, siteId);
-  return { defaultLocale: site.default_locale, enabledLocales: parseJson<string[]>(site.enabled_locales, [site.default_locale]) };
-}
-
-/** A record's locale: the site's default when omitted; canonical case; 422 when not enabled. */
-export function resolveLocale(locales: SiteLocales, input: string | undefined | null, field = 'locale'): string {
-  if (input === undefined || input === null || input === '') return locales.defaultLocale;
-  const canonical = canonicalLocale(input);
-  if (!canonical) throw invalid('LOCALE_INVALID', field);
-  if (!locales.enabledLocales.includes(canonical)) {
-    throw invalid('LOCALE_NOT_ENABLED', field, `The locale ${canonical} is not enabled for this site (enabled: ${locales.enabledLocales.join(', ')}).`);
-  }
-  return canonical;
-}
-
 export interface CreatedSite {
   id: string;
   name: string;

@@ -302,12 +302,12 @@ export function eventBody(type: string, timestamp: string, data: unknown): strin
  * marks the events dispatched. A crash before the commit leaves the events undispatched; the
  * unique (site, message id) makes a second fan-out of one event harmless.
  */
-export async function dispatchOutbox(ctx: Pick<JobContext, 'db' | 'dialect'>, limit = DISPATCH_BATCH): Promise<number> {
+export async function dispatchOutbox(ctx: Pick<JobContext, 'db'>, limit = DISPATCH_BATCH): Promise<number> {
   return ctx.db.transaction().execute(async (tx) => {
-    const events = await repo.claimOutboxEvents(tx, ctx.dialect, limit);
+    const at = new Date().toISOString();
+    const events = await repo.claimOutboxEvents(tx, at, limit);
     if (events.length === 0) return 0;
     const webhooks = await repo.activeWebhooksOfSites(tx, [...new Set(events.map((e) => e.site_id))]);
-    const at = new Date().toISOString();
     const rows = [];
     for (const event of events) {
       const body = eventBody(event.type, event.created_at, parseJson(event.payload, {}));
@@ -333,11 +333,6 @@ export async function dispatchOutbox(ctx: Pick<JobContext, 'db' | 'dialect'>, li
       }
     }
     await repo.insertDeliveries(tx, rows);
-    await repo.markDispatched(
-      tx,
-      events.map((e) => Number(e.id)),
-      at,
-    );
     return events.length;
   });
 }
@@ -352,7 +347,7 @@ export async function deliverDue(ctx: JobContext, settings: DeliverySettings, li
   const now = new Date();
   // Long enough for a whole batch to time out one after the other; a crashed worker's claims come back after it.
   const lockedUntil = new Date(now.getTime() + settings.timeoutMs * (limit + 1) + 60_000).toISOString();
-  const claimed = await repo.claimDueDeliveries(ctx.db, ctx.dialect, now.toISOString(), lockedUntil, limit);
+  const claimed = await repo.claimDueDeliveries(ctx.db, now.toISOString(), lockedUntil, limit);
   if (claimed.length === 0) return 0;
   const webhooks = new Map((await repo.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => Number(d.webhook_id)))])).map((w) => [Number(w.id), w]));
   const groups = new Map<number, repo.DeliveryRow[]>();

@@ -1,9 +1,9 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { AutoId, Bool, Executor, Json, Timestamp } from '../../db/types.js';
-import type { DialectName } from '../../db/connect.js';
 import type { OutboxEventsTable } from '../../jobs/jobs.repository.js';
 import { dateBound, paginate, type ListQuery } from '../../shared/pagination.js';
-import { containsText } from '../../db/dialect.js';
+import { dialectOf } from '../../db/dialect.js';
+import { claimRows } from '../../jobs/claim.js';
 
 export interface WebhooksTable {
   id: AutoId;
@@ -73,9 +73,9 @@ export function findWebhook(db: Executor, siteId: string, id: number) {
   return db.selectFrom('webhooks').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function listWebhooks(db: Executor, dialect: DialectName, siteId: string, query: ListQuery & { search?: string; isActive?: boolean }) {
+export async function listWebhooks(db: Executor, siteId: string, query: ListQuery & { search?: string; isActive?: boolean }) {
   let base = db.selectFrom('webhooks').selectAll().where('site_id', '=', siteId);
-  if (query.search) base = base.where(containsText(dialect, ['url', 'description'], query.search));
+  if (query.search) base = base.where(dialectOf(db).containsText(['url', 'description'], query.search));
   if (query.isActive !== undefined) base = base.where('is_active', '=', query.isActive);
   if (query.dateFrom) base = base.where('created_at', '>=', dateBound(query.dateFrom, false));
   if (query.dateTo) base = base.where('created_at', '<=', dateBound(query.dateTo, true));
@@ -144,17 +144,16 @@ export function disableWebhook(db: Executor, siteId: string, id: number, reason:
 // ---- outbox ----
 
 /**
- * Claims undispatched outbox events, oldest first, inside the caller's transaction. PostgreSQL
- * locks them (FOR UPDATE SKIP LOCKED), so another instance dispatching at the same moment takes
- * the next ones instead of the same; SQLite's write transaction (BEGIN IMMEDIATE) is exclusive.
+ * Claims undispatched outbox events, oldest first, and marks them dispatched inside the caller's
+ * transaction (jobs/claim.ts): another instance dispatching at the same moment takes the next
+ * ones; a rollback leaves them undispatched.
  */
-export async function claimOutboxEvents(tx: Executor, dialect: DialectName, limit: number): Promise<OutboxRow[]> {
-  const q = tx.selectFrom('outbox_events').selectAll().where('dispatched_at', 'is', null).orderBy('id').limit(limit);
-  return dialect === 'postgres' ? q.forUpdate().skipLocked().execute() : q.execute();
-}
-
-export function markDispatched(tx: Executor, ids: number[], at: string) {
-  return tx.updateTable('outbox_events').set({ dispatched_at: at }).where('id', 'in', ids).execute();
+export function claimOutboxEvents(tx: Executor, at: string, limit: number): Promise<OutboxRow[]> {
+  return claimRows<OutboxRow>(tx, {
+    table: 'outbox_events',
+    set: sql`dispatched_at = ${at}`,
+    candidates: sql`select id from outbox_events where dispatched_at is null order by id limit ${limit}`,
+  });
 }
 
 // ---- deliveries ----
@@ -212,11 +211,12 @@ export function releaseDeliveries(db: Executor, ids: number[]) {
  * (FOR UPDATE SKIP LOCKED); SQLite runs one writer at a time. A webhook that has a delivery on
  * its way (locked) gets no other one claimed meanwhile, so its deliveries go out one after the other.
  */
-export async function claimDueDeliveries(db: Executor, dialect: DialectName, now: string, lockedUntil: string, limit: number): Promise<DeliveryRow[]> {
-  const lock = dialect === 'postgres' ? sql`for update of d skip locked` : sql``;
-  const { rows } = await sql<DeliveryRow>`
-    update webhook_deliveries set locked_until = ${lockedUntil}
-    where id in (
+export function claimDueDeliveries(db: Executor, now: string, lockedUntil: string, limit: number): Promise<DeliveryRow[]> {
+  return claimRows<DeliveryRow>(db, {
+    table: 'webhook_deliveries',
+    set: sql`locked_until = ${lockedUntil}`,
+    lockAlias: 'd',
+    candidates: sql`
       select d.id from webhook_deliveries d
       join webhooks w on w.id = d.webhook_id
       where d.status = 'pending' and d.next_attempt_at <= ${now}
@@ -227,11 +227,8 @@ export async function claimDueDeliveries(db: Executor, dialect: DialectName, now
           where o.webhook_id = d.webhook_id and o.id <> d.id and o.status = 'pending' and o.locked_until >= ${now}
         )
       order by d.next_attempt_at, d.id
-      limit ${limit}
-      ${lock}
-    )
-    returning *`.execute(db);
-  return rows;
+      limit ${limit}`,
+  });
 }
 
 // ---- attempts ----

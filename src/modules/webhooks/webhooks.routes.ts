@@ -26,7 +26,7 @@ const SIGNING =
 /** Webhooks: management, the delivery log, and the worker tasks that deliver the outbox (decisions G15). */
 export const webhooksModule: AppModule = {
   name: 'webhooks',
-  routes(app, { db, dialect, config }) {
+  routes(app, { db, config }) {
     const settings = deliverySettings(config);
     const allowPrivate = config.allowPrivateNetwork;
 
@@ -51,7 +51,7 @@ export const webhooksModule: AppModule = {
         config: { scope: 'webhooks.view' },
         schema: { tags, operationId: 'listWebhooks', summary: 'List webhooks', querystring: WebhookListQuery, response: { 200: Paginated(Webhook) } },
       },
-      async (req) => service.listWebhooks(db, dialect, req.auth.siteId, req.query),
+      async (req) => service.listWebhooks(db, req.auth.siteId, req.query),
     );
 
     app.post(
@@ -183,7 +183,7 @@ export const webhooksModule: AppModule = {
           summary: 'Schedule a delivery again, now, with a fresh retry schedule',
           description: 'Same `webhook-id` and body. 409 `WEBHOOK_INACTIVE` while the webhook is inactive.',
           params: DeliveryParams,
-          response: { 200: Data(Delivery), 409: { $ref: 'ErrorBody#' } },
+          response: { 200: Data(Delivery), 409: { $ref: 'Error#' } },
         },
       },
       async (req) => ({ data: await service.redeliver(db, req.auth.siteId, req.params.id, req.params.deliveryId) }),

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Executor } from '../../db/types.js';
-import type { DialectName } from '../../db/connect.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { pageMeta } from '../../shared/pagination.js';
@@ -101,8 +100,8 @@ export function eventCatalog() {
   };
 }
 
-export async function listWebhooks(db: Executor, dialect: DialectName, siteId: string, query: Static<typeof WebhookListQuery>) {
-  const { rows, total } = await repo.listWebhooks(db, dialect, siteId, query);
+export async function listWebhooks(db: Executor, siteId: string, query: Static<typeof WebhookListQuery>) {
+  const { rows, total } = await repo.listWebhooks(db, siteId, query);
   return { data: rows.map(toWebhook), meta: pageMeta(total, query.page, query.limit) };
 }
 

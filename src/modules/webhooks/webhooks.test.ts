@@ -582,7 +582,7 @@ describe('delivery from the outbox', () => {
     for (let i = 1; i <= 15; i++) await emit(siteId, 'content.published', content(i));
     await ctx.app.worker.tick(); // dispatch (and a first delivery pass)
     const settings = deliverySettings(ctx.config);
-    const workerCtx = { db: ctx.app.database.db, dialect: ctx.app.database.dialect, log: ctx.app.log };
+    const workerCtx = { db: ctx.app.database.db, log: ctx.app.log };
     for (let round = 0; round < 10; round++) {
       await Promise.all([deliverDue(workerCtx, settings, 4), deliverDue(workerCtx, settings, 4), deliverDue(workerCtx, settings, 4)]);
     }
@@ -602,9 +602,9 @@ describe('delivery from the outbox', () => {
     expect(rec.requests).toHaveLength(1);
     // A second event, fanned out, then claimed by a worker that dies before sending.
     await emit(siteId, 'content.published', content(2));
-    await dispatchOutbox({ db, dialect: ctx.app.database.dialect });
+    await dispatchOutbox({ db });
     const now = new Date();
-    const claimed = await repo.claimDueDeliveries(db, ctx.app.database.dialect, now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10);
+    const claimed = await repo.claimDueDeliveries(db, now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10);
     expect(claimed.filter((d) => d.site_id === siteId)).toHaveLength(1);
     await drain();
     expect(rec.requests).toHaveLength(1);

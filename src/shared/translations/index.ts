@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor } from '../../db/types.js';
 import { AppError, invalid } from '../errors.js';
-import { resolveLocale, type SiteLocales } from '../../modules/sites/sites.service.js';
+import { resolveLocale, type SiteLocales } from '../site-locales.js';
 
 /**
  * The translations engine (decisions G9, G10), shared by every translatable resource

@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+import { common, fieldMap } from '../../kit/fields.js';
+import { translatableResource } from '../../kit/translatable.js';
+import { Nullable } from '../../shared/schemas.js';
+import { SLUG_PATTERN } from '../../shared/slug.js';
+import { contentCountsByTag } from '../contents/content-links.js';
+import './tags.repository.js';
+
+const trim = (v: string) => v.trim();
+
+/** Spec "Tag": names and slugs unique per site and locale (decisions G17), translatable (G9, G10). */
+export const tagFields = fieldMap({
+  id: common.id,
+  name: { column: 'name', schema: Type.String(), input: Type.String({ minLength: 1, maxLength: 255 }), create: 'required', write: trim, translated: true },
+  slug: {
+    column: 'slug',
+    schema: Type.String(),
+    input: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: SLUG_PATTERN,
+      description: 'Lower-case letters, digits and hyphens; generated from the name when omitted',
+    }),
+  },
+  description: { column: 'description', schema: Nullable(Type.String()), input: Nullable(Type.String({ maxLength: 5000 })), translated: true },
+  locale: common.locale,
+  translationGroup: common.translationGroup,
+  contentCount: { schema: Type.Integer({ description: 'Contents linked to this tag' }) },
+  createdAt: common.createdAt,
+  updatedAt: common.updatedAt,
+});
+
+export const tags = translatableResource({
+  table: 'tags',
+  noun: 'tag',
+  name: 'Tag',
+  plural: 'Tags',
+  path: '/tags',
+  scope: 'tags',
+  fields: tagFields,
+  list: {
+    sort: ['created_at', 'updated_at', 'name', 'slug'],
+    search: ['name', 'slug', 'description'],
+    common: ['search', 'slug', 'slugs', 'ids', 'excludeIds', 'locale', 'translationGroup'],
+  },
+  unique: [
+    { field: 'name', code: 'NAME_TAKEN', onCopy: 'locale-suffix' },
+    { field: 'slug', code: 'SLUG_TAKEN', onCopy: 'free-slug' },
+  ],
+  slugFrom: { field: 'name', fallback: 'tag' },
+  async computed(db, siteId, rows) {
+    const counts = await contentCountsByTag(
+      db,
+      siteId,
+      rows.map((r) => Number(r.id)),
+    );
+    return rows.map((r) => ({ contentCount: counts.get(Number(r.id)) ?? 0 }));
+  },
+  docs: {
+    list: { summary: 'List tags with contentCount' },
+    delete: { summary: 'Delete a tag; contents lose the association' },
+  },
+});
