@@ -20,8 +20,6 @@ export interface Config {
   worker: { enabled: boolean; pollMs: number };
   /** Webhook delivery: the time a receiver has to answer, and how many deliveries in a row may fail before the webhook is disabled. */
   webhooks: { timeoutMs: number; maxFailures: number };
-  /** Print the first-start token (server only; tests and CLI keep it quiet). */
-  bootstrapOnEmpty: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -103,7 +101,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       maxFailures: integer(env, 'WEBHOOK_MAX_FAILURES', 20, 1, 10_000),
     },
-    bootstrapOnEmpty: false,
     ...overrides,
   };
   return config;

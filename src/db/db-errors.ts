@@ -1,36 +1,25 @@
-import { AppError } from '../shared/errors.js';
-
 /**
- * Database constraint errors, translated per dialect into catalog errors, so a duplicate is a
- * 422 and not a 500. Services check the rules they know first and name the field; this is the
- * safety net for races between the check and the write.
+ * Database constraint errors, recognised per dialect and described without the error catalog
+ * (db/ stays free of imports from shared/): the errors plugin turns a fault into its catalog error,
+ * so a duplicate is a 422 and not a 500. Services check the rules they know first and name the
+ * field; this is the safety net for races between the check and the write.
  */
-export function translateDbError(error: unknown): AppError | null {
+export type DbFault = { kind: 'unique'; field: 'slug' | 'key' | 'name' | null } | { kind: 'reference' } | { kind: 'nul-character' };
+
+export function classifyDbError(error: unknown): DbFault | null {
   if (!error || typeof error !== 'object') return null;
-  const e = error as { code?: string; message?: string; constraint?: string; detail?: string };
+  const e = error as { code?: string; message?: string; constraint?: string };
   // PostgreSQL: 23505 unique_violation, 23503 foreign_key_violation.
-  if (e.code === '23505') return uniqueError(e.constraint ?? '');
-  if (e.code === '23503') return new AppError('REFERENCE_INVALID', { errors: { body: ['A referenced record does not exist.'] } });
+  if (e.code === '23505') return uniqueFault(e.constraint ?? '');
+  if (e.code === '23503') return { kind: 'reference' };
   // 22P05 untranslatable character, 22021 character not in repertoire: PostgreSQL text cannot hold NUL.
-  if (e.code === '22P05' || e.code === '22021') {
-    return new AppError('VALIDATION_FAILED', {
-      message: 'Text must not contain NUL characters.',
-      errors: { body: ['must not contain NUL (\\u0000) characters'] },
-    });
-  }
+  if (e.code === '22P05' || e.code === '22021') return { kind: 'nul-character' };
   // SQLite: SQLITE_CONSTRAINT_UNIQUE "UNIQUE constraint failed: tags.site_id, tags.locale, tags.slug".
-  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-    const cols = (e.message ?? '').split(':')[1] ?? '';
-    return uniqueError(cols);
-  }
-  if (e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
-    return new AppError('REFERENCE_INVALID', { errors: { body: ['A referenced record does not exist.'] } });
-  }
+  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return uniqueFault((e.message ?? '').split(':')[1] ?? '');
+  if (e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return { kind: 'reference' };
   return null;
 }
 
-function uniqueError(where: string): AppError {
-  const field = /slug/.test(where) ? 'slug' : /key/.test(where) ? 'key' : /name/.test(where) ? 'name' : 'body';
-  const code = field === 'slug' ? 'SLUG_TAKEN' : field === 'key' ? 'KEY_TAKEN' : field === 'name' ? 'NAME_TAKEN' : 'UNIQUE_VIOLATION';
-  return new AppError(code, { errors: { [field]: [`This ${field === 'body' ? 'value' : field} is already used.`] } });
+function uniqueFault(where: string): DbFault {
+  return { kind: 'unique', field: /slug/.test(where) ? 'slug' : /key/.test(where) ? 'key' : /name/.test(where) ? 'name' : null };
 }

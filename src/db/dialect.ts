@@ -48,10 +48,6 @@ const POSTGRES: SqlDialect = {
   fullText: 'tsvector',
 };
 
-export function dialectByName(name: DialectName): SqlDialect {
-  return name === 'postgres' ? POSTGRES : SQLITE;
-}
-
 /** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */
 export function dialectOf(db: Kysely<any>): SqlDialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 
 /**
  * Row types of every table, as Kysely sees them. Timestamps are ISO 8601 strings on both
@@ -78,7 +78,6 @@ export interface DB {
 }
 
 export type Db = Kysely<DB>;
-export type Tx = Transaction<DB>;
 /** Either the root handle or a transaction: repositories accept both. */
 export type Executor = Kysely<DB>;
 export type AutoId = Generated<number>;

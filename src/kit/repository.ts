@@ -100,5 +100,3 @@ export function tableRepository(table: keyof DB & string) {
     },
   };
 }
-
-export type TableRepository = ReturnType<typeof tableRepository>;

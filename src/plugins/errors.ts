@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError, type ErrorBody, type FieldErrors } from '../shared/errors.js';
-import { translateDbError } from '../db/db-errors.js';
+import { classifyDbError, type DbFault } from '../db/db-errors.js';
 
 interface AjvError {
   instancePath: string;
@@ -69,6 +69,24 @@ export function validationFieldErrors(errors: AjvError[], context?: string): Fie
   return out;
 }
 
+/** A database constraint error as the catalog error a client sees. */
+function dbFaultError(fault: DbFault): AppError {
+  switch (fault.kind) {
+    case 'reference':
+      return new AppError('REFERENCE_INVALID', { errors: { body: ['A referenced record does not exist.'] } });
+    case 'nul-character':
+      return new AppError('VALIDATION_FAILED', {
+        message: 'Text must not contain NUL characters.',
+        errors: { body: ['must not contain NUL (\\u0000) characters'] },
+      });
+    case 'unique': {
+      const code = fault.field === 'slug' ? 'SLUG_TAKEN' : fault.field === 'key' ? 'KEY_TAKEN' : fault.field === 'name' ? 'NAME_TAKEN' : 'UNIQUE_VIOLATION';
+      const field = fault.field ?? 'body';
+      return new AppError(code, { errors: { [field]: [`This ${fault.field ?? 'value'} is already used.`] } });
+    }
+  }
+}
+
 function body(statusCode: number, code: string, message: string, errors?: FieldErrors): ErrorBody {
   const b: ErrorBody = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
   if (errors || statusCode === 422) b.errors = errors ?? {};
@@ -83,8 +101,8 @@ export function toErrorBody(error: FastifyError & { validation?: AjvError[]; val
     const [firstPath, firstMessages] = Object.entries(errors)[0] ?? ['body', ['is invalid']];
     return body(422, 'VALIDATION_FAILED', `${firstPath} ${firstMessages[0]}`, errors);
   }
-  const translated = translateDbError(error);
-  if (translated) return translated.toBody();
+  const fault = classifyDbError(error);
+  if (fault) return dbFaultError(fault).toBody();
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('PAYLOAD_TOO_LARGE').toBody();

@@ -17,8 +17,6 @@ export const ErrorBodySchema = Type.Object(
 );
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
-export const NullableTimestamp = Nullable(Timestamp);
-export const IntId = Type.Integer({ minimum: 1 });
 export const Uuid = Type.String({ format: 'uuid' });
 export const Locale = Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 language tag' });
 

@@ -99,4 +99,27 @@ describe('contract: every /v1 route', () => {
       if (route.hasBody) expect(op.responses['422']).toBeDefined();
     }
   });
+
+  it('names every record schema of a 2xx response (components.schemas), so generated clients get real type names', async () => {
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const name of ['Error', 'PageMeta', 'Content', 'ContentSummary', 'Category', 'Tag', 'Variable', 'SingleType', 'Webhook', 'SiteSettings']) {
+      expect(doc.components.schemas[name], name).toBeDefined();
+    }
+    // An inline object of six or more properties in a success answer is a record that should be named.
+    const inline: string[] = [];
+    const walk = (schema: any, at: string) => {
+      if (!schema || typeof schema !== 'object' || schema.$ref) return;
+      if (schema.properties && Object.keys(schema.properties).length >= 6) inline.push(at);
+      for (const [key, child] of Object.entries(schema.properties ?? {})) walk(child, `${at}.${key}`);
+      if (schema.items) walk(schema.items, `${at}[]`);
+    };
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        for (const [status, response] of Object.entries<any>(op.responses ?? {})) {
+          if (status.startsWith('2')) walk(response.content?.['application/json']?.schema, `${method.toUpperCase()} ${path} ${status}`);
+        }
+      }
+    }
+    expect(inline).toEqual([]);
+  });
 });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { buildTestApp, createSiteWithToken, createTokenFor, type TestContext } from '../helpers/app.js';
+import { buildTestApp, createSiteWithToken, createTokenFor } from '../helpers/app.js';
 import { client, expectErrorShape } from '../helpers/http.js';
 import { revokeToken } from '../../src/modules/api-tokens/api-tokens.service.js';
 import type { AppModule } from '../../src/modules/types.js';
 import { ALL_SCOPES, SCOPE_CATALOG } from '../../src/shared/scopes.js';
+import { useTestApp } from '../helpers/suite.js';
 
 // A probe module: echoes what the auth layer decided, so the mechanism is tested on its own.
 const probe: AppModule = {
@@ -21,11 +22,7 @@ const probe: AppModule = {
   },
 };
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp({}, { extraModules: [probe] });
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp({}, { extraModules: [probe] });
 
 describe('authentication', () => {
   it('accepts a valid bearer token and binds the request to its site', async () => {

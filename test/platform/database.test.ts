@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../helpers/app.js';
+import { createSiteWithToken, TEST_DIALECT } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
+import { useTestApp } from '../helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp();
 
 describe('database operations', () => {
   it('answers /health with the database it checked', async () => {

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { prepared } from '../../src/db/prepared.js';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/app.js';
+import { createSiteWithToken } from '../helpers/app.js';
+import { useTestApp } from '../helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp();
 
 type Args = { siteId: string; names?: string[]; exact?: string; newestFirst?: boolean; limit: number };
 

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createSiteWithToken } from '../helpers/app.js';
 import { Worker, type Job } from '../../src/jobs/worker.js';
 import { cancelJob, emitEvent, scheduleJob } from '../../src/jobs/outbox.js';
+import { useTestApp } from '../helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp();
 
 function worker(): Worker {
   return new Worker({ db: ctx.app.database.db, log: ctx.app.log }, { pollMs: 50, lockMs: 60_000 });

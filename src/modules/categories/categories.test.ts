@@ -1,21 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../../../test/helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTokenFor } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { describeTranslations, useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
-
-async function site(locales: string[] = ['en']): Promise<Client> {
-  const { token } = await createSiteWithToken(ctx.app);
-  const api = client(ctx.app, token);
-  if (locales.length > 1) {
-    expect((await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales })).status).toBe(200);
-  }
-  return api;
-}
+const ctx = useTestApp();
+const site = ctx.site;
 
 async function create(api: Client, body: Record<string, unknown>) {
   const res = await api.post('/v1/categories', body);
@@ -293,6 +282,32 @@ describe('PUT and DELETE /v1/categories/:id', () => {
     expect((await api.get(`/v1/categories/${b.id}`)).status).toBe(404);
     expect((await api.delete(`/v1/categories/${b.id}`)).status).toBe(404);
   });
+});
+
+describe('GET /v1/categories/:id contents', () => {
+  it('lists only the contents the token may see: published ones for a delivery token, all for a management token', async () => {
+    const api = await site();
+    const cat = await create(api, { name: 'Visible' });
+    const ids: Record<string, number> = {};
+    for (const status of ['published', 'draft', 'archived']) {
+      const res = await api.post('/v1/contents', { type: 'post', title: `A ${status} post`, status, categoryIds: [cat.id] });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      ids[status] = res.body.data.id;
+    }
+    const all = await api.get(`/v1/categories/${cat.id}`);
+    expect(all.body.contents.meta.total).toBe(3);
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, api.siteId, { kind: 'delivery', scopes: ['categories.view'] })).token);
+    const published = await delivery.get(`/v1/categories/${cat.id}`);
+    expect(published.status).toBe(200);
+    expect(published.body.contents.data.map((c: any) => c.id)).toEqual([ids.published]);
+    expect(published.body.contents.meta.total).toBe(1);
+  });
+});
+
+describeTranslations(ctx, {
+  path: '/v1/categories',
+  body: (n) => ({ name: `Shoes ${n}`, description: 'All shoes' }),
+  translated: { field: 'description', empty: null },
 });
 
 describe('translations of categories', () => {

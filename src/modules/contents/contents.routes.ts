@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
-import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus } from '../../shared/schemas.js';
+import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus, ref } from '../../shared/schemas.js';
 import * as S from './contents.schemas.js';
 import * as service from './contents.service.js';
 import { notFound } from '../../shared/errors.js';
@@ -54,7 +54,7 @@ export const contentsModule: AppModule = {
           summary: 'List contents (summaries, no body)',
           description: "Delivery tokens see published contents only; a token with `contents.view.own` sees its user's contents only.",
           querystring: S.ContentListQuery,
-          response: { 200: Paginated(S.ContentSummary) },
+          response: { 200: Paginated(ref(S.ContentSummaryRef)) },
         },
       },
       async (req) => service.listContents(db, req.auth, req.query),
@@ -71,7 +71,7 @@ export const contentsModule: AppModule = {
           description:
             'Status defaults to draft. `scheduled` needs a future `scheduledAt`; `published` and `scheduled` also need `contents.publish`. Send `body` (ProseMirror JSON) or `bodyMarkdown`.',
           body: S.ContentCreate,
-          response: { 201: Data(S.ContentDetail) },
+          response: { 201: Data(ref(S.ContentRef)) },
         },
       },
       async (req, reply) => reply.code(201).send({ data: await service.createContent(db, req.auth, req.body) }),
@@ -88,7 +88,7 @@ export const contentsModule: AppModule = {
           description:
             'Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body.',
           querystring: S.ContentSearchQuery,
-          response: { 200: Paginated(S.SearchResult) },
+          response: { 200: Paginated(ref(S.SearchResultRef)) },
         },
       },
       async (req) => service.searchContents(db, req.auth, req.query),
@@ -149,7 +149,7 @@ export const contentsModule: AppModule = {
           summary: "A content by slug (in `locale`, default the site's)",
           params: SlugParams,
           querystring: LocaleQuery,
-          response: { 200: Data(S.ContentDetail) },
+          response: { 200: Data(ref(S.ContentRef)) },
         },
         onSend: spliceStoredBody,
       },
@@ -160,7 +160,7 @@ export const contentsModule: AppModule = {
       '/contents/:id',
       {
         config: { scope: 'contents.view' },
-        schema: { tags, operationId: 'getContent', summary: 'A content (bare object)', params: IdParams, response: { 200: S.ContentDetail } },
+        schema: { tags, operationId: 'getContent', summary: 'A content (bare object)', params: IdParams, response: { 200: ref(S.ContentRef) } },
         onSend: spliceStoredBody,
       },
       async (req) => handOverBody(req, await service.getContent(db, req.auth, req.params.id, true)),
@@ -178,7 +178,7 @@ export const contentsModule: AppModule = {
             'Omitted fields stay. An update never unpublishes by itself; a `status` of published or scheduled also needs `contents.publish`. Locale and translation group cannot change.',
           params: IdParams,
           body: S.ContentUpdate,
-          response: { 200: Data(S.ContentDetail) },
+          response: { 200: Data(ref(S.ContentRef)) },
         },
       },
       async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, req.body) }),
@@ -200,7 +200,7 @@ export const contentsModule: AppModule = {
       '/contents/:id/publish',
       {
         config: { scope: 'contents.publish' },
-        schema: { tags, operationId: 'publishContent', summary: 'Publish now', params: IdParams, response: { 200: Data(S.ContentDetail) } },
+        schema: { tags, operationId: 'publishContent', summary: 'Publish now', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
       },
       async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'published' }) }),
     );
@@ -209,7 +209,7 @@ export const contentsModule: AppModule = {
       '/contents/:id/unpublish',
       {
         config: { scope: 'contents.publish' },
-        schema: { tags, operationId: 'unpublishContent', summary: 'Back to draft', params: IdParams, response: { 200: Data(S.ContentDetail) } },
+        schema: { tags, operationId: 'unpublishContent', summary: 'Back to draft', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
       },
       async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'draft' }) }),
     );
@@ -239,7 +239,7 @@ export const contentsModule: AppModule = {
           operationId: 'getContentRevision',
           summary: 'A revision with its full snapshot',
           params: S.RevisionParams,
-          response: { 200: Data(S.RevisionDetail) },
+          response: { 200: Data(ref(S.RevisionDetailRef)) },
         },
       },
       async (req) => ({ data: await service.getRevision(db, req.auth, req.params.id, req.params.revisionId) }),
@@ -254,7 +254,7 @@ export const contentsModule: AppModule = {
           operationId: 'restoreContentRevision',
           summary: 'Bring a revision back as a new revision (the status stays)',
           params: S.RevisionParams,
-          response: { 200: Data(S.ContentDetail) },
+          response: { 200: Data(ref(S.ContentRef)) },
         },
       },
       async (req) => ({ data: await service.restoreRevision(db, req.auth, req.params.id, req.params.revisionId) }),
@@ -286,7 +286,7 @@ export const contentsModule: AppModule = {
           description: 'Body `{ targetLocale }` (or `{ locale }`). 409 when the group already has a member in that locale.',
           params: IdParams,
           body: CopyToLocaleBody,
-          response: { 200: Data(S.ContentDetail), 409: { $ref: 'Error#' } },
+          response: { 200: Data(ref(S.ContentRef)), 409: { $ref: 'Error#' } },
         },
       },
       async (req) => ({ data: await service.copyContentToLocale(db, req.auth, req.params.id, req.body) }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { DateFilter, Locale, Nullable, PageMeta, Timestamp } from '../../shared/schemas.js';
+import { DateFilter, Locale, Nullable, named, PageMeta, ref, Timestamp } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 
 export const STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
@@ -188,8 +188,14 @@ export const Revision = Type.Object({
   createdAt: Timestamp,
 });
 export const RevisionDetail = Type.Object({ ...Revision.properties, snapshot: AnyObject });
-export const RevisionList = Type.Object({ data: Type.Array(Revision), meta: PageMeta });
+export const RevisionList = Type.Object({ data: Type.Array(ref(named('ContentRevisionSummary', Revision))), meta: PageMeta });
 export const RevisionParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
   revisionId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
 });
+
+/** The response schemas by name in OpenAPI (components.schemas). */
+export const ContentRef = named('Content', ContentDetail);
+export const ContentSummaryRef = named('ContentSummary', ContentSummary);
+export const SearchResultRef = named('ContentSearchResult', SearchResult);
+export const RevisionDetailRef = named('ContentRevision', RevisionDetail);

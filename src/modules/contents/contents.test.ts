@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, createTokenFor, allScopesExcept, type TestContext } from '../../../test/helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTokenFor, allScopesExcept } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp();
 
 interface SiteApi {
   api: Client;
@@ -14,11 +11,8 @@ interface SiteApi {
   userId: string;
 }
 async function site(locales: string[] = ['en']): Promise<SiteApi> {
-  const s = await createSiteWithToken(ctx.app);
-  const api = client(ctx.app, s.token);
-  if (locales.length > 1)
-    expect((await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales })).status).toBe(200);
-  return { api, siteId: s.siteId, userId: s.userId };
+  const api = await ctx.site(locales);
+  return { api, siteId: api.siteId, userId: api.userId };
 }
 
 async function post(api: Client, body: Record<string, unknown> = {}) {

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../../../test/helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createSiteWithToken } from '../../../test/helpers/app.js';
 import { client, expectErrorShape } from '../../../test/helpers/http.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
+const ctx = useTestApp();
 
 describe('GET and PUT /v1/settings/notifications', () => {
   it('answers the defaults for a new site', async () => {

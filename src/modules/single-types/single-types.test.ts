@@ -1,22 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../../../test/helpers/app.js';
-import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape } from '../../../test/helpers/http.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
-
-async function site(locales: string[] = ['en']): Promise<Client> {
-  const { token } = await createSiteWithToken(ctx.app);
-  const api = client(ctx.app, token);
-  if (locales.length > 1) {
-    const res = await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales });
-    expect(res.status).toBe(200);
-  }
-  return api;
-}
+const ctx = useTestApp();
+const site = ctx.site;
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

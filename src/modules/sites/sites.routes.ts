@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AppModule } from '../types.js';
-import { Data } from '../../shared/schemas.js';
+import { Data, ref } from '../../shared/schemas.js';
 import { LOCALE_CATALOG, TIMEZONES } from '../../shared/locales.js';
 import * as S from './sites.schemas.js';
 import * as service from './sites.service.js';
@@ -14,7 +14,12 @@ export const sitesModule: AppModule = {
       '/sites',
       {
         config: { scope: 'sites.view' },
-        schema: { tags, operationId: 'listSites', summary: 'The site of this token (at most one)', response: { 200: Data(Type.Array(S.SiteListItem)) } },
+        schema: {
+          tags,
+          operationId: 'listSites',
+          summary: 'The site of this token (at most one)',
+          response: { 200: Data(Type.Array(ref(S.SiteListItemRef))) },
+        },
       },
       async (req) => ({ data: [service.toSiteListItem(await service.getSite(db, req.auth.siteId))] }),
     );
@@ -23,7 +28,7 @@ export const sitesModule: AppModule = {
       '/site/info',
       {
         config: { scope: 'sites.view' },
-        schema: { tags, operationId: 'getSiteInfo', summary: 'Basic site information', response: { 200: Data(S.SiteInfo) } },
+        schema: { tags, operationId: 'getSiteInfo', summary: 'Basic site information', response: { 200: Data(ref(S.SiteInfoRef)) } },
       },
       async (req) => ({ data: service.toSiteInfo(await service.getSite(db, req.auth.siteId)) }),
     );
@@ -32,7 +37,7 @@ export const sitesModule: AppModule = {
       '/site/settings',
       {
         config: { scope: 'sites.view' },
-        schema: { tags, operationId: 'getSiteSettings', summary: 'Site settings', response: { 200: S.SiteSettings } },
+        schema: { tags, operationId: 'getSiteSettings', summary: 'Site settings', response: { 200: ref(S.SiteSettingsRef) } },
       },
       async (req) => service.toSiteSettings(await service.getSite(db, req.auth.siteId)),
     );
@@ -46,7 +51,7 @@ export const sitesModule: AppModule = {
           operationId: 'updateSiteSettings',
           summary: 'Update site settings (partial)',
           body: S.SiteSettingsUpdate,
-          response: { 200: S.SiteSettings },
+          response: { 200: ref(S.SiteSettingsRef) },
         },
       },
       async (req) => service.updateSettings(db, req.auth.siteId, req.body),
@@ -74,7 +79,7 @@ export const sitesModule: AppModule = {
       '/site/settings/language',
       {
         config: { scope: 'sites.view' },
-        schema: { tags, operationId: 'getLanguageSettings', summary: 'Language settings', response: { 200: S.LanguageSettings } },
+        schema: { tags, operationId: 'getLanguageSettings', summary: 'Language settings', response: { 200: ref(S.LanguageSettingsRef) } },
       },
       async (req) => service.toLanguageSettings(await service.getSite(db, req.auth.siteId)),
     );
@@ -90,7 +95,7 @@ export const sitesModule: AppModule = {
           description:
             'All three fields are required. The default locale must be enabled; with multiLanguageEnabled false only the default locale may be enabled.',
           body: S.LanguageUpdate,
-          response: { 200: S.LanguageUpdateResult },
+          response: { 200: ref(S.LanguageUpdateResultRef) },
         },
       },
       async (req) => service.updateLanguage(db, req.auth.siteId, req.body),
@@ -100,7 +105,7 @@ export const sitesModule: AppModule = {
       '/site/settings/i18n-detection',
       {
         config: { scope: 'sites.view' },
-        schema: { tags, operationId: 'getLocaleDetection', summary: 'Locale detection settings', response: { 200: Data(S.Detection) } },
+        schema: { tags, operationId: 'getLocaleDetection', summary: 'Locale detection settings', response: { 200: Data(ref(S.DetectionRef)) } },
       },
       async (req) => ({ data: service.toDetection(await service.getSite(db, req.auth.siteId)) }),
     );
@@ -114,7 +119,7 @@ export const sitesModule: AppModule = {
           operationId: 'updateLocaleDetection',
           summary: 'Update locale detection settings',
           body: S.DetectionUpdate,
-          response: { 200: Data(S.Detection) },
+          response: { 200: Data(ref(S.DetectionRef)) },
         },
       },
       async (req) => ({ data: await service.updateDetection(db, req.auth.siteId, req.body) }),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, Timestamp } from '../../shared/schemas.js';
+import { Nullable, named, Timestamp } from '../../shared/schemas.js';
 
 export const HOSTNAME_PATTERN =
   '^(?=.{1,255}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\\d{1,5})?$';
@@ -106,3 +106,11 @@ export const DetectionUpdate = Type.Object({
   redirectToDefault: Type.Optional(Type.Boolean()),
   hideDefaultLocale: Type.Optional(Type.Boolean()),
 });
+
+/** The response schemas by name in OpenAPI (components.schemas). */
+export const SiteListItemRef = named('Site', SiteListItem);
+export const SiteInfoRef = named('SiteInfo', SiteInfo);
+export const SiteSettingsRef = named('SiteSettings', SiteSettings);
+export const LanguageSettingsRef = named('LanguageSettings', LanguageSettings);
+export const LanguageUpdateResultRef = named('LanguageUpdateResult', LanguageUpdateResult);
+export const DetectionRef = named('LocaleDetection', Detection);

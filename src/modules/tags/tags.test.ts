@@ -1,22 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../../../test/helpers/app.js';
-import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape } from '../../../test/helpers/http.js';
+import { describeTranslations, useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
-
-async function site(locales: string[] = ['en']): Promise<Client> {
-  const { token } = await createSiteWithToken(ctx.app);
-  const api = client(ctx.app, token);
-  if (locales.length > 1) {
-    const res = await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales });
-    expect(res.status).toBe(200);
-  }
-  return api;
-}
+const ctx = useTestApp();
+const site = ctx.site;
 
 describe('POST /v1/tags', () => {
   it('creates a tag (201) with a slug generated from the name, the default locale and a translation group', async () => {
@@ -199,45 +186,18 @@ describe('GET, PUT and DELETE /v1/tags/:id', () => {
   });
 });
 
-describe('translations of tags', () => {
-  it('reports missing, partial and complete per enabled locale', async () => {
-    const api = await site(['en', 'de', 'fr']);
-    const en = (await api.post('/v1/tags', { name: 'Shoes', description: 'All shoes' })).body.data;
-    const status0 = await api.get(`/v1/tags/${en.id}/translations`);
-    expect(status0.status).toBe(200);
-    expect(status0.body).toEqual({ data: { en: { status: 'complete' }, de: { status: 'missing' }, fr: { status: 'missing' } } });
-    await api.post('/v1/tags', { name: 'Schuhe', locale: 'de', translationGroup: en.translationGroup });
-    await api.post('/v1/tags', { name: 'Chaussures', description: 'Toutes', locale: 'fr', translationGroup: en.translationGroup });
-    const status1 = await api.get(`/v1/tags/${en.id}/translations`);
-    expect(status1.body.data).toEqual({ en: { status: 'complete' }, de: { status: 'partial' }, fr: { status: 'complete' } });
-  });
+describeTranslations(ctx, {
+  path: '/v1/tags',
+  body: (n) => ({ name: `Shoes ${n}`, description: 'All shoes' }),
+  translated: { field: 'description', empty: null },
+});
 
-  it('copies to a locale (200) in the same group, accepts locale as a synonym, and answers 409 when taken', async () => {
+describe('translations of tags', () => {
+  it('copies name, slug and description, in the same group', async () => {
     const api = await site(['en', 'de', 'fr']);
     const en = (await api.post('/v1/tags', { name: 'Music', description: 'Songs' })).body.data;
     const copy = await api.post(`/v1/tags/${en.id}/copy-to-locale`, { targetLocale: 'de' });
     expect(copy.status).toBe(200);
     expect(copy.body.data).toMatchObject({ name: 'Music', slug: 'music', description: 'Songs', locale: 'de', translationGroup: en.translationGroup });
-    expect(copy.body.data.id).not.toBe(en.id);
-    const fr = await api.post(`/v1/tags/${en.id}/copy-to-locale`, { locale: 'fr' });
-    expect(fr.status).toBe(200);
-    const again = await api.post(`/v1/tags/${en.id}/copy-to-locale`, { targetLocale: 'de' });
-    expect(again.status).toBe(409);
-    expectErrorShape(again.body, 409, 'TRANSLATION_EXISTS');
-    const self = await api.post(`/v1/tags/${en.id}/copy-to-locale`, { targetLocale: 'en' });
-    expect(self.status).toBe(409);
-    const off = await api.post(`/v1/tags/${en.id}/copy-to-locale`, { targetLocale: 'it' });
-    expect(off.status).toBe(422);
-    const none = await api.post(`/v1/tags/${en.id}/copy-to-locale`, {});
-    expect(none.status).toBe(422);
-    expect(none.body.errors).toHaveProperty('targetLocale');
-    expect((await api.get(`/v1/tags?translationGroup=${en.translationGroup}`)).body.meta.total).toBe(3);
-  });
-
-  it('refuses to join a translation group in a locale it already has', async () => {
-    const api = await site(['en', 'de']);
-    const en = (await api.post('/v1/tags', { name: 'One' })).body.data;
-    const res = await api.post('/v1/tags', { name: 'Two', translationGroup: en.translationGroup });
-    expect(res.status).toBe(409);
   });
 });

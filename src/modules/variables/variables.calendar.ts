@@ -1,5 +1,17 @@
 import { issuesError } from '../../shared/errors.js';
-import { CALENDAR_MAX_ENTRIES, type VariableType } from './variables.resource.js';
+
+export const VARIABLE_TYPES = ['text', 'calendar'] as const;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+export const KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_.-]*$';
+export const CALENDAR_MAX_ENTRIES = 1000;
+
+/** The calendar format, once, for the OpenAPI document (the spec leaves it open; see docs/decisions.md). */
+export const CALENDAR_FORMAT =
+  `With \`type: calendar\`, \`value\` is a JSON string holding a list of at most ${CALENDAR_MAX_ENTRIES} entries ` +
+  '`{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: ' +
+  '`date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), ' +
+  '`color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), ' +
+  'so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`.';
 
 // Calendar values (spec: "The internal format of a calendar value: not shown"; docs/decisions.md)
 

@@ -1,5 +1,5 @@
 import type { AutoId, Timestamp } from '../../db/types.js';
-import type { VariableType } from './variables.resource.js';
+import type { VariableType } from './variables.calendar.js';
 
 export interface VariablesTable {
   id: AutoId;

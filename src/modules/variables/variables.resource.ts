@@ -2,21 +2,8 @@ import { Type } from 'typebox';
 import { common, fieldMap } from '../../kit/fields.js';
 import { translatableResource } from '../../kit/translatable.js';
 import { Nullable } from '../../shared/schemas.js';
-import { valueFor } from './variables.calendar.js';
+import { CALENDAR_FORMAT, KEY_PATTERN, type VariableType, valueFor } from './variables.calendar.js';
 import './variables.repository.js';
-
-export const VARIABLE_TYPES = ['text', 'calendar'] as const;
-export type VariableType = (typeof VARIABLE_TYPES)[number];
-export const KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_.-]*$';
-export const CALENDAR_MAX_ENTRIES = 1000;
-
-/** The calendar format, once, for the OpenAPI document (the spec leaves it open; see docs/decisions.md). */
-export const CALENDAR_FORMAT =
-  `With \`type: calendar\`, \`value\` is a JSON string holding a list of at most ${CALENDAR_MAX_ENTRIES} entries ` +
-  '`{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: ' +
-  '`date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), ' +
-  '`color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), ' +
-  'so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`.';
 
 const VariableTypeSchema = Type.Union([Type.Literal('text'), Type.Literal('calendar')], {
   description: '`text`: a plain string; `calendar`: a JSON list of dated entries (see `value`)',

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createSiteWithToken, type TestContext } from '../../../test/helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createSiteWithToken } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { describeTranslations, useTestApp } from '../../../test/helpers/suite.js';
 
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp();
-});
-afterAll(() => ctx.close());
-
-async function siteWithId(locales: string[] = ['en']): Promise<{ api: Client; siteId: string }> {
-  const { token, siteId } = await createSiteWithToken(ctx.app);
-  const api = client(ctx.app, token);
-  if (locales.length > 1) {
-    const res = await api.put('/v1/site/settings/language', { defaultLocale: locales[0], multiLanguageEnabled: true, enabledLocales: locales });
-    expect(res.status).toBe(200);
-  }
-  return { api, siteId };
-}
-
-async function site(locales: string[] = ['en']): Promise<Client> {
-  return (await siteWithId(locales)).api;
+const ctx = useTestApp();
+const site = ctx.site;
+async function siteWithId(locales?: string[]) {
+  const api = await site(locales);
+  return { api, siteId: api.siteId };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -630,6 +618,12 @@ describe('GET, PUT and DELETE /v1/variables/:id', () => {
     expect((await viewer.get('/v1/variables')).status).toBe(200);
     expect((await viewer.post('/v1/variables', { key: 'k', label: 'L', value: 'v' })).status).toBe(403);
   });
+});
+
+describeTranslations(ctx, {
+  path: '/v1/variables',
+  body: (n) => ({ key: `opening${n}`, label: `Opening hours ${n}`, value: 'Mon-Fri 9-17', description: 'Shown in the header' }),
+  translated: { field: 'description', empty: null },
 });
 
 describe('translations of variables', () => {

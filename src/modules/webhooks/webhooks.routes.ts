@@ -1,15 +1,15 @@
 import type { AppModule } from '../types.js';
-import { Data, IdParams, Message, Paginated } from '../../shared/schemas.js';
+import { Data, IdParams, Message, Paginated, ref } from '../../shared/schemas.js';
 import {
-  Delivery,
+  DeliveryRef,
   DeliveryListQuery,
   DeliveryParams,
   EventCatalog,
-  Webhook,
+  WebhookRef,
   WebhookCreate,
   WebhookListQuery,
   WebhookUpdate,
-  WebhookWithSecret,
+  WebhookWithSecretRef,
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
 import { deliverDue, deliverySettings, dispatchOutbox } from './webhooks.delivery.js';
@@ -49,7 +49,7 @@ export const webhooksModule: AppModule = {
       '/webhooks',
       {
         config: { scope: 'webhooks.view' },
-        schema: { tags, operationId: 'listWebhooks', summary: 'List webhooks', querystring: WebhookListQuery, response: { 200: Paginated(Webhook) } },
+        schema: { tags, operationId: 'listWebhooks', summary: 'List webhooks', querystring: WebhookListQuery, response: { 200: Paginated(ref(WebhookRef)) } },
       },
       async (req) => service.listWebhooks(db, req.auth.siteId, req.query),
     );
@@ -64,7 +64,7 @@ export const webhooksModule: AppModule = {
           summary: 'Create a webhook; the answer shows its signing secret, once',
           description: `The URL must be http(s) and resolve to public addresses (422 \`WEBHOOK_URL_INVALID\` on \`url\`). ${SIGNING}`,
           body: WebhookCreate,
-          response: { 201: Data(WebhookWithSecret) },
+          response: { 201: Data(ref(WebhookWithSecretRef)) },
         },
       },
       async (req, reply) => reply.code(201).send({ data: await service.createWebhook(db, allowPrivate, req.auth.siteId, req.body) }),
@@ -74,7 +74,7 @@ export const webhooksModule: AppModule = {
       '/webhooks/:id',
       {
         config: { scope: 'webhooks.view' },
-        schema: { tags, operationId: 'getWebhook', summary: 'Get a webhook', params: IdParams, response: { 200: Data(Webhook) } },
+        schema: { tags, operationId: 'getWebhook', summary: 'Get a webhook', params: IdParams, response: { 200: Data(ref(WebhookRef)) } },
       },
       async (req) => ({ data: await service.getWebhook(db, req.auth.siteId, req.params.id) }),
     );
@@ -90,7 +90,7 @@ export const webhooksModule: AppModule = {
           description: '`isActive: true` re-enables a webhook the service disabled and resets its failure counter; its paused deliveries go on.',
           params: IdParams,
           body: WebhookUpdate,
-          response: { 200: Data(Webhook) },
+          response: { 200: Data(ref(WebhookRef)) },
         },
       },
       async (req) => ({ data: await service.updateWebhook(db, allowPrivate, req.auth.siteId, req.params.id, req.body) }),
@@ -119,7 +119,7 @@ export const webhooksModule: AppModule = {
           description:
             'For 24 hours the previous secret signs too: `webhook-signature` carries both `v1,` signatures, so receivers can switch without losing events.',
           params: IdParams,
-          response: { 200: Data(WebhookWithSecret) },
+          response: { 200: Data(ref(WebhookWithSecretRef)) },
         },
       },
       async (req) => ({ data: await service.rotateSecret(db, req.auth.siteId, req.params.id) }),
@@ -136,7 +136,7 @@ export const webhooksModule: AppModule = {
           description:
             'Signed and guarded like every delivery; sent even when the webhook is inactive; never retried and never counted as a failure of the webhook.',
           params: IdParams,
-          response: { 200: Data(Delivery) },
+          response: { 200: Data(ref(DeliveryRef)) },
         },
       },
       async (req) => ({ data: await service.sendTest(db, settings, req.log, req.auth.siteId, req.params.id) }),
@@ -152,7 +152,7 @@ export const webhooksModule: AppModule = {
           summary: 'The delivery log: deliveries with their attempts, newest first',
           params: IdParams,
           querystring: DeliveryListQuery,
-          response: { 200: Paginated(Delivery) },
+          response: { 200: Paginated(ref(DeliveryRef)) },
         },
       },
       async (req) => service.listDeliveries(db, req.auth.siteId, req.params.id, req.query),
@@ -167,7 +167,7 @@ export const webhooksModule: AppModule = {
           operationId: 'getWebhookDelivery',
           summary: 'A delivery with every attempt',
           params: DeliveryParams,
-          response: { 200: Data(Delivery) },
+          response: { 200: Data(ref(DeliveryRef)) },
         },
       },
       async (req) => ({ data: await service.getDelivery(db, req.auth.siteId, req.params.id, req.params.deliveryId) }),
@@ -183,7 +183,7 @@ export const webhooksModule: AppModule = {
           summary: 'Schedule a delivery again, now, with a fresh retry schedule',
           description: 'Same `webhook-id` and body. 409 `WEBHOOK_INACTIVE` while the webhook is inactive.',
           params: DeliveryParams,
-          response: { 200: Data(Delivery), 409: { $ref: 'Error#' } },
+          response: { 200: Data(ref(DeliveryRef)), 409: { $ref: 'Error#' } },
         },
       },
       async (req) => ({ data: await service.redeliver(db, req.auth.siteId, req.params.id, req.params.deliveryId) }),

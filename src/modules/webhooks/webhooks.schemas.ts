@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_TYPES, type EventType } from '../../jobs/outbox.js';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { IdParams, Nullable, Timestamp } from '../../shared/schemas.js';
+import { IdParams, Nullable, named, Timestamp } from '../../shared/schemas.js';
 
 // ---- the event catalog ----
 
@@ -226,3 +226,8 @@ export const DeliveryParams = Type.Object({
 
 export type WebhookCreateInput = Static<typeof WebhookCreate>;
 export type WebhookUpdateInput = Static<typeof WebhookUpdate>;
+
+/** The response schemas by name in OpenAPI (components.schemas). */
+export const WebhookRef = named('Webhook', Webhook);
+export const WebhookWithSecretRef = named('WebhookWithSecret', WebhookWithSecret);
+export const DeliveryRef = named('WebhookDelivery', Delivery);

@@ -21,6 +21,7 @@ import {
 } from './webhooks.delivery.js';
 import * as repo from './webhooks.repository.js';
 import { openApiWebhooks } from './webhooks.schemas.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
 
 // ------------------------------------------------------------------------------------------------
 // A local receiver that records every request and answers as told
@@ -85,14 +86,10 @@ const statuses =
 
 const TIMEOUT_MS = 1000;
 const MAX_FAILURES = 3;
-let ctx: TestContext;
-beforeAll(async () => {
-  ctx = await buildTestApp({ webhooks: { timeoutMs: TIMEOUT_MS, maxFailures: MAX_FAILURES } });
-});
+const ctx = useTestApp({ webhooks: { timeoutMs: TIMEOUT_MS, maxFailures: MAX_FAILURES } });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
-afterAll(() => ctx.close());
 
 interface Site {
   api: Client;

@@ -17,9 +17,7 @@
 const LINK_SCHEMES = new Set(['http', 'https', 'mailto', 'tel']);
 const IMAGE_SCHEMES = new Set(['http', 'https']);
 
-// eslint-disable-next-line no-control-regex
 const STRIP_ANYWHERE = /[\t\n\r]/g;
-// eslint-disable-next-line no-control-regex
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
