@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from 'typebox';
+import { Type, type Static, type TObject, type TOptional, type TProperties, type TSchema, type TUnsafe } from 'typebox';
 import type { ErrorCode } from '../shared/errors.js';
 
 /**
@@ -40,6 +40,25 @@ type Row = Record<string, unknown>;
 
 /** The API object's type from a field map. */
 export type ApiOf<F extends Fields> = { [K in keyof F]: Static<F[K]['schema']> };
+
+/** The create body's properties: writable fields not excluded from create, required or optional. */
+export type CreateProps<F extends Fields> = {
+  [K in keyof F as F[K] extends { input: TSchema } ? (F[K] extends { create: false } ? never : K) : never]: F[K] extends {
+    create: 'required';
+    input: infer S extends TSchema;
+  }
+    ? S
+    : F[K] extends { input: infer S extends TSchema }
+      ? TOptional<S>
+      : never;
+};
+
+/** The update body's properties: writable fields not excluded from update, all optional. */
+export type UpdateProps<F extends Fields> = {
+  [K in keyof F as F[K] extends { input: TSchema } ? (F[K] extends { update: false } ? never : K) : never]: F[K] extends { input: infer S extends TSchema }
+    ? TOptional<S>
+    : never;
+};
 
 const toNumber = (v: unknown) => (v === null || v === undefined ? v : Number(v));
 
@@ -83,20 +102,20 @@ export class FieldMap<F extends Fields> {
   }
 
   /** The create body: writable fields (required or optional), plus `extra` (e.g. locale, translationGroup). */
-  createBody(extra: TProperties = {}): TObject {
+  createBody<E extends TProperties = {}>(extra: E = {} as E): TObject<CreateProps<F> & E> {
     const props: TProperties = {};
     for (const [name, f] of this.entries) {
       if (!f.input || f.create === false) continue;
       props[name] = f.create === 'required' ? f.input : Type.Optional(f.input);
     }
-    return Type.Object({ ...props, ...extra });
+    return Type.Object({ ...props, ...extra }) as never;
   }
 
   /** The update body: every field accepted on update, all optional, at least one. */
-  updateBody(extra: TProperties = {}): TObject {
+  updateBody<E extends TProperties = {}>(extra: E = {} as E): TObject<UpdateProps<F> & E> {
     const props: TProperties = {};
     for (const [name, f] of this.entries) if (f.input && f.update !== false) props[name] = Type.Optional(f.input);
-    return Type.Object({ ...props, ...extra }, { minProperties: 1 });
+    return Type.Object({ ...props, ...extra }, { minProperties: 1 }) as never;
   }
 
   /** The API object of a row; computed fields come from `computed`. */

@@ -1,3 +1,5 @@
+import { parseJson, toJson } from '../../db/json.js';
+import { fieldMap } from '../../kit/fields.js';
 import { Type, type Static } from 'typebox';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { DateFilter, Locale, Nullable, named, PageMeta, ref, Timestamp } from '../../shared/schemas.js';
@@ -98,27 +100,38 @@ const editable = {
   structuredData: Nullable(StructuredDataInput),
 };
 
+const jsonColumn = { read: (v: unknown) => parseJson(v, null), write: (v: unknown) => (v === null ? null : toJson(v)) };
+
+/**
+ * The content columns written as they are sent (API name <-> column), once: the create and update
+ * bodies, the insert row, the patch, the revision snapshot, restore and copy-to-locale all come
+ * from this map. Status, schedule, body and links have rules of their own in the service.
+ */
+export const contentFields = fieldMap({
+  title: { column: 'title', schema: Type.String(), input: editable.title, create: 'required' },
+  slug: { column: 'slug', schema: Type.String(), input: editable.slug },
+  excerpt: { column: 'excerpt', schema: Nullable(Type.String()), input: editable.excerpt },
+  featuredImageUrl: { column: 'featured_image_url', schema: Nullable(Type.String()), input: editable.featuredImageUrl },
+  featuredImageAlt: { column: 'featured_image_alt', schema: Nullable(Type.String()), input: editable.featuredImageAlt },
+  metaTitle: { column: 'meta_title', schema: Nullable(Type.String()), input: editable.metaTitle },
+  metaDescription: { column: 'meta_description', schema: Nullable(Type.String()), input: editable.metaDescription },
+  metaKeywords: { column: 'meta_keywords', schema: Nullable(Type.String()), input: editable.metaKeywords },
+  canonicalUrl: { column: 'canonical_url', schema: Nullable(Type.String()), input: editable.canonicalUrl },
+  ogImage: { column: 'og_image', schema: Nullable(Type.String()), input: editable.ogImage },
+  metadata: { column: 'metadata', schema: Nullable(AnyObject), input: editable.metadata, ...jsonColumn },
+  customData: { column: 'custom_data', schema: Nullable(AnyObject), input: editable.customData, ...jsonColumn },
+  structuredData: { column: 'structured_data', schema: Nullable(AnyObject), input: editable.structuredData, ...jsonColumn },
+});
+
 export const ContentCreate = Type.Object({
   type: Type.Literal('post'),
-  title: editable.title,
-  slug: Type.Optional(editable.slug),
-  excerpt: Type.Optional(editable.excerpt),
+  ...contentFields.createBody().properties,
   body: Type.Optional(editable.body),
   bodyMarkdown: Type.Optional(editable.bodyMarkdown),
   status: Type.Optional(editable.status),
-  featuredImageUrl: Type.Optional(editable.featuredImageUrl),
-  featuredImageAlt: Type.Optional(editable.featuredImageAlt),
   scheduledAt: Type.Optional(editable.scheduledAt),
-  metaTitle: Type.Optional(editable.metaTitle),
-  metaDescription: Type.Optional(editable.metaDescription),
-  metaKeywords: Type.Optional(editable.metaKeywords),
-  canonicalUrl: Type.Optional(editable.canonicalUrl),
-  ogImage: Type.Optional(editable.ogImage),
-  metadata: Type.Optional(editable.metadata),
   categoryIds: Type.Optional(editable.categoryIds),
   tagIds: Type.Optional(editable.tagIds),
-  customData: Type.Optional(editable.customData),
-  structuredData: Type.Optional(editable.structuredData),
   locale: Type.Optional(Locale),
   translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Join an existing translation group' })),
 });

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Db, Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
@@ -16,9 +16,32 @@ import { translatedTagIds } from '../tags/tags.repository.js';
 import * as repo from './contents.repository.js';
 import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
-import type { ContentCreateInput, ContentListQueryValue, ContentSearchQueryValue, ContentStatus, ContentUpdateInput } from './contents.schemas.js';
+import {
+  type ContentCreateInput,
+  type ContentListQueryValue,
+  type ContentSearchQueryValue,
+  type ContentStatus,
+  type ContentUpdateInput,
+  contentFields,
+} from './contents.schemas.js';
 
 type ContentRow = repo.ContentRow;
+/** The columns the field map writes, as the insert and update statements type them. */
+type ContentColumns = Pick<
+  Insertable<repo.ContentsTable>,
+  | 'title'
+  | 'excerpt'
+  | 'featured_image_url'
+  | 'featured_image_alt'
+  | 'meta_title'
+  | 'meta_description'
+  | 'meta_keywords'
+  | 'canonical_url'
+  | 'og_image'
+  | 'metadata'
+  | 'custom_data'
+  | 'structured_data'
+>;
 type Auth = Pick<AuthContext, 'siteId' | 'userId' | 'access' | 'kind' | 'scopes'>;
 
 export const PUBLISH_JOB = 'content.publish';
@@ -148,23 +171,11 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Vis
 async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<Record<string, unknown>> {
   const links = await repo.linkedIds(db, siteId, Number(r.id));
   return {
-    title: r.title,
-    slug: r.slug,
+    ...contentFields.toApi(r),
     status: r.status,
-    excerpt: r.excerpt,
     body: parseJson(r.body, null),
-    featuredImageUrl: r.featured_image_url,
-    featuredImageAlt: r.featured_image_alt,
     scheduledAt: r.scheduled_at,
     publishedAt: r.published_at,
-    metaTitle: r.meta_title,
-    metaDescription: r.meta_description,
-    metaKeywords: r.meta_keywords,
-    canonicalUrl: r.canonical_url,
-    ogImage: r.og_image,
-    metadata: parseJson(r.metadata, null),
-    customData: parseJson(r.custom_data, null),
-    structuredData: parseJson(r.structured_data, null),
     categoryIds: links.categoryIds,
     tagIds: links.tagIds,
   };
@@ -296,28 +307,17 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     else group = newTranslationGroup();
     const at = now();
     const id = await repo.insertContent(tx, {
+      ...(contentFields.insertRow(input) as ContentColumns),
       site_id: siteId,
       type: 'post',
-      title: input.title,
       slug,
       status,
-      excerpt: input.excerpt ?? null,
       locale,
       translation_group: group,
       author_id: auth.userId,
       body: rendered?.body ?? null,
       body_html: rendered?.body_html ?? '',
       body_text: rendered?.body_text ?? '',
-      featured_image_url: input.featuredImageUrl ?? null,
-      featured_image_alt: input.featuredImageAlt ?? null,
-      meta_title: input.metaTitle ?? null,
-      meta_description: input.metaDescription ?? null,
-      meta_keywords: input.metaKeywords ?? null,
-      canonical_url: input.canonicalUrl ?? null,
-      og_image: input.ogImage ?? null,
-      metadata: input.metadata ? toJson(input.metadata) : null,
-      custom_data: input.customData ? toJson(input.customData) : null,
-      structured_data: input.structuredData ? toJson(input.structuredData) : null,
       scheduled_at: scheduledAt,
       published_at: status === 'published' ? at : null,
       created_at: at,
@@ -369,21 +369,9 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     if (statusChanged && status === 'published') publishedAt = row.published_at ?? at;
 
     await repo.updateContent(tx, siteId, id, {
-      title: input.title,
-      slug: input.slug,
-      excerpt: input.excerpt,
+      ...(contentFields.patch(input) as Partial<ContentColumns>),
       status: statusChanged ? status : undefined,
       ...(rendered ?? {}),
-      featured_image_url: input.featuredImageUrl,
-      featured_image_alt: input.featuredImageAlt,
-      meta_title: input.metaTitle,
-      meta_description: input.metaDescription,
-      meta_keywords: input.metaKeywords,
-      canonical_url: input.canonicalUrl,
-      og_image: input.ogImage,
-      metadata: input.metadata === undefined ? undefined : input.metadata === null ? null : toJson(input.metadata),
-      custom_data: input.customData === undefined ? undefined : input.customData === null ? null : toJson(input.customData),
-      structured_data: input.structuredData === undefined ? undefined : input.structuredData === null ? null : toJson(input.structuredData),
       scheduled_at: scheduledAt,
       published_at: publishedAt,
       updated_at: at,
@@ -527,20 +515,9 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
     const body = s.body ? renderBody({ body: s.body }) : { body: null, body_html: '', body_text: '' };
     const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
-      title: s.title,
+      ...(contentFields.patch(s) as Partial<ContentColumns>),
       slug: slugFree ? s.slug : row.slug,
-      excerpt: s.excerpt,
       ...body,
-      featured_image_url: s.featuredImageUrl,
-      featured_image_alt: s.featuredImageAlt,
-      meta_title: s.metaTitle,
-      meta_description: s.metaDescription,
-      meta_keywords: s.metaKeywords,
-      canonical_url: s.canonicalUrl,
-      og_image: s.ogImage,
-      metadata: s.metadata ? toJson(s.metadata) : null,
-      custom_data: s.customData ? toJson(s.customData) : null,
-      structured_data: s.structuredData ? toJson(s.structuredData) : null,
       updated_at: now(),
     });
     const cats = [...(await repo.existingIds(tx, 'categories', auth.siteId, s.categoryIds ?? []))];
@@ -589,30 +566,19 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     const links = await repo.linkedIds(tx, auth.siteId, id);
     const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'contents', auth.siteId, target, c), 500);
     const at = now();
-    // Columns listed one by one: the row may carry database-maintained columns (a search vector).
+    // Columns named through the field map: the row may carry database-maintained columns (a search vector).
     const newId = await repo.insertContent(tx, {
+      ...(contentFields.insertRow(contentFields.toApi(row)) as ContentColumns),
       site_id: auth.siteId,
       type: row.type,
-      title: row.title,
       slug,
       status: 'draft',
-      excerpt: row.excerpt,
       locale: target,
       translation_group: row.translation_group,
       author_id: auth.userId,
       body: row.body === null ? null : toJson(parseJson(row.body, null)),
       body_html: row.body_html,
       body_text: row.body_text,
-      featured_image_url: row.featured_image_url,
-      featured_image_alt: row.featured_image_alt,
-      meta_title: row.meta_title,
-      meta_description: row.meta_description,
-      meta_keywords: row.meta_keywords,
-      canonical_url: row.canonical_url,
-      og_image: row.og_image,
-      metadata: row.metadata === null ? null : toJson(parseJson(row.metadata, null)),
-      custom_data: row.custom_data === null ? null : toJson(parseJson(row.custom_data, null)),
-      structured_data: row.structured_data === null ? null : toJson(parseJson(row.structured_data, null)),
       scheduled_at: null,
       published_at: null,
       created_at: at,
