@@ -91,18 +91,3 @@ export function findInGroup(db: Executor, siteId: string, group: string, locale:
 export function reparentChildren(db: Executor, siteId: string, id: number, newParent: number | null) {
   return db.updateTable('categories').set({ parent_id: newParent }).where('site_id', '=', siteId).where('parent_id', '=', id).execute();
 }
-
-/** For each category, its translation in `locale`, in the order given (those without one are left out); one query. */
-export async function translatedCategoryIds(db: Executor, siteId: string, ids: number[], locale: string): Promise<number[]> {
-  if (!ids.length) return [];
-  const rows = await db
-    .selectFrom('categories as source')
-    .innerJoin('categories as c', (join) => join.onRef('c.site_id', '=', 'source.site_id').onRef('c.translation_group', '=', 'source.translation_group'))
-    .select(['source.id as sourceId', 'c.id as id'])
-    .where('source.site_id', '=', siteId)
-    .where('source.id', 'in', ids)
-    .where('c.locale', '=', locale)
-    .execute();
-  const bySource = new Map(rows.map((r) => [Number(r.sourceId), Number(r.id)]));
-  return ids.flatMap((id) => (bySource.has(id) ? [bySource.get(id)!] : []));
-}

@@ -6,7 +6,7 @@ import { pageMeta } from '../../shared/pagination.js';
 import { Locale, Nullable, named, PageMeta } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 import type { Visibility } from '../contents/contents.repository.js';
-import { contentCountsByCategory, contentsOfCategory } from '../contents/content-links.js';
+import { contentCountsByCategory, contentsOfCategory, linkedContentCounts } from '../contents/content-links.js';
 import * as repo from './categories.repository.js';
 import { checkTree, resolveEffective, schemaOf, storedSchema } from './categories.rules.js';
 
@@ -90,14 +90,7 @@ export const categories = translatableResource({
   },
   unique: [{ field: 'slug', code: 'SLUG_TAKEN', onCopy: 'free-slug' }],
   slugFrom: { field: 'name', fallback: 'category' },
-  async computed(db, siteId, rows) {
-    const counts = await contentCountsByCategory(
-      db,
-      siteId,
-      rows.map((r) => Number(r.id)),
-    );
-    return rows.map((r) => ({ contentCount: counts.get(Number(r.id)) ?? 0 }));
-  },
+  computed: linkedContentCounts('content_categories'),
   rules: {
     create: (tx, { siteId, locale, row }) =>
       checkTree(tx, siteId, { parentId: row.parent_id, locale, mode: row.content_mode, source: row.schema_source, schema: row.schema }),

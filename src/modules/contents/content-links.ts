@@ -36,6 +36,19 @@ export function contentCountsByTag(db: Executor, siteId: string, ids: number[]) 
   return countByRef(db, 'content_tags', siteId, ids);
 }
 
+/** The `computed` of a group contents link to (categories, tags): each row's contentCount, one grouped count for the page. */
+export function linkedContentCounts(table: 'content_categories' | 'content_tags') {
+  return async (db: Executor, siteId: string, rows: Array<Record<string, unknown>>) => {
+    const counts = await countByRef(
+      db,
+      table,
+      siteId,
+      rows.map((r) => Number(r.id)),
+    );
+    return rows.map((r) => ({ contentCount: counts.get(Number(r.id)) ?? 0 }));
+  };
+}
+
 /** A page of a category's contents the token may see, newest first. */
 export function contentsOfCategory(db: Executor, siteId: string, categoryId: number, page: { page: number; limit: number }, visibility: Visibility) {
   const base = applyVisibility(

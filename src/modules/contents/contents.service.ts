@@ -6,13 +6,11 @@ import { findFreeSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../s
 import { pageMeta } from '../../shared/pagination.js';
 import { richTextFromInput } from '../../shared/richtext/index.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
-import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree } from '../../shared/translations/index.js';
+import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree, translatedIds } from '../../shared/translations/index.js';
 import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import type { AuthContext } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
-import { translatedCategoryIds } from '../categories/categories.repository.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
-import { translatedTagIds } from '../tags/tags.repository.js';
 import * as repo from './contents.repository.js';
 import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
@@ -584,8 +582,8 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
       created_at: at,
       updated_at: at,
     });
-    await repo.setCategories(tx, auth.siteId, newId, await translatedCategoryIds(tx, auth.siteId, links.categoryIds, target));
-    await repo.setTags(tx, auth.siteId, newId, await translatedTagIds(tx, auth.siteId, links.tagIds, target));
+    await repo.setCategories(tx, auth.siteId, newId, await translatedIds(tx, 'categories', auth.siteId, links.categoryIds, target));
+    await repo.setTags(tx, auth.siteId, newId, await translatedIds(tx, 'tags', auth.siteId, links.tagIds, target));
     const created = await writeRevision(tx, auth.siteId, newId, auth.userId, 'create', null);
     return toDetail(tx, auth.siteId, created, {});
   });

@@ -3,7 +3,7 @@ import { common, fieldMap } from '../../kit/fields.js';
 import { translatableResource } from '../../kit/translatable.js';
 import { Nullable } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
-import { contentCountsByTag } from '../contents/content-links.js';
+import { linkedContentCounts } from '../contents/content-links.js';
 import './tags.repository.js';
 
 const trim = (v: string) => v.trim();
@@ -48,14 +48,7 @@ export const tags = translatableResource({
     { field: 'slug', code: 'SLUG_TAKEN', onCopy: 'free-slug' },
   ],
   slugFrom: { field: 'name', fallback: 'tag' },
-  async computed(db, siteId, rows) {
-    const counts = await contentCountsByTag(
-      db,
-      siteId,
-      rows.map((r) => Number(r.id)),
-    );
-    return rows.map((r) => ({ contentCount: counts.get(Number(r.id)) ?? 0 }));
-  },
+  computed: linkedContentCounts('content_tags'),
   docs: {
     list: { summary: 'List tags with contentCount' },
     delete: { summary: 'Delete a tag; contents lose the association' },

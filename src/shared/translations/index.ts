@@ -85,3 +85,21 @@ export async function assertLocaleFree(db: Executor, table: TranslatableTable | 
     throw new AppError('TRANSLATION_EXISTS', { message: `This record already has a translation in ${locale}.` });
   }
 }
+
+/** For each record, its translation in `locale`, in the order given (those without one are left out); one query. */
+export async function translatedIds(
+  db: Executor,
+  table: TranslatableTable | string,
+  siteId: string,
+  ids: readonly number[],
+  locale: string,
+): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await sql<{ source_id: unknown; id: unknown }>`
+    select source.id as source_id, t.id as id
+    from ${sql.table(table)} as source
+    join ${sql.table(table)} as t on t.site_id = source.site_id and t.translation_group = source.translation_group
+    where source.site_id = ${siteId} and source.id in (${sql.join(ids)}) and t.locale = ${locale}`.execute(db);
+  const bySource = new Map(rows.map((r) => [Number(r.source_id), Number(r.id)]));
+  return ids.flatMap((id) => (bySource.has(id) ? [bySource.get(id)!] : []));
+}
