@@ -31,6 +31,10 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     if (!scope || (scope !== 'public' && !isScope(scope))) {
       throw new Error(`Route ${String(route.method)} ${route.url} declares no valid scope (config.scope)`);
     }
+    const conditional = route.config?.conditionalScopes ?? [];
+    for (const c of conditional) {
+      if (!isScope(c.scope)) throw new Error(`Route ${String(route.method)} ${route.url} declares an unknown conditional scope ${c.scope}`);
+    }
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD');
     const schema = (route.schema ??= {}) as Record<string, any>;
     const paramNames = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
@@ -48,7 +52,9 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     if (paramNames.length) responses[404] ??= errorRef("Not found (or another site's record)");
     schema['x-scope'] = scope;
     schema.security = [{ bearerAuth: [] }];
-    schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.`;
+    const also = conditional.map((c) => ` Also \`${c.scope}\` (or \`${c.scope}.own\` on your own records) ${c.when}.`).join('');
+    schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
+    if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
     const hook = authHook(db, scope);
     const existing = route.onRequest;

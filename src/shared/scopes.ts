@@ -131,3 +131,23 @@ export function accessFor(granted: ReadonlySet<string>, required: Scope): Access
   if (granted.has(`${required}.own`)) return 'own';
   return null;
 }
+
+/**
+ * What a delivery token may read: the content groups' `.view` scopes (decisions G13). Webhooks,
+ * delivery logs, notification recipients, tokens and settings stay with management tokens.
+ */
+export const DELIVERY_SCOPES: readonly Scope[] = [
+  'contents.view',
+  'categories.view',
+  'tags.view',
+  'variables.view',
+  'single_types.view',
+  'site_blocks.view',
+  'forms.view',
+  'media.view',
+];
+const DELIVERY_SET = new Set<string>(DELIVERY_SCOPES);
+
+export function isDeliveryScope(scope: string): boolean {
+  return DELIVERY_SET.has(scope);
+}

@@ -4,7 +4,7 @@ import { buildTestApp, createSiteWithToken, createTokenFor } from '../helpers/ap
 import { client, expectErrorShape } from '../helpers/http.js';
 import { revokeToken } from '../../src/modules/api-tokens/api-tokens.service.js';
 import type { AppModule } from '../../src/modules/types.js';
-import { ALL_SCOPES, SCOPE_CATALOG } from '../../src/shared/scopes.js';
+import { ALL_SCOPES, DELIVERY_SCOPES, SCOPE_CATALOG } from '../../src/shared/scopes.js';
 import { useTestApp } from '../helpers/suite.js';
 
 // A probe module: echoes what the auth layer decided, so the mechanism is tested on its own.
@@ -113,7 +113,7 @@ describe('scopes', () => {
     expectErrorShape(write.body, 403, 'READ_ONLY_TOKEN');
   });
 
-  it('stores only read scopes on a delivery token', async () => {
+  it("stores only the content groups' read scopes on a delivery token (decisions G13, H11)", async () => {
     const site = await createSiteWithToken(ctx.app);
     const delivery = await createTokenFor(ctx.app, site.siteId, { kind: 'delivery', scopes: 'all' });
     const row = await ctx.app.database.db
@@ -122,11 +122,61 @@ describe('scopes', () => {
       .where('id', '=', delivery.tokenId)
       .executeTakeFirstOrThrow();
     const scopes = typeof row.scopes === 'string' ? JSON.parse(row.scopes) : row.scopes;
-    expect(scopes.length).toBeGreaterThan(10);
-    expect(scopes.every((s: string) => s.endsWith('.view') || s.endsWith('.view.own'))).toBe(true);
+    expect([...scopes].sort()).toEqual([...DELIVERY_SCOPES].sort());
+    expect(scopes.every((s: string) => s.endsWith('.view'))).toBe(true);
     // Only a hash is stored.
     expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(delivery.token).not.toContain(row.secret_hash);
+  });
+});
+
+describe('delivery tokens read published content only (decisions G13, H11)', () => {
+  it('refuses webhooks, delivery logs, notification settings and site settings, even for an older token row holding those scopes', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const delivery = await createTokenFor(ctx.app, site.siteId, { kind: 'delivery', scopes: 'all' });
+    // A token row written before the rule, with every read scope.
+    const reads = ALL_SCOPES.filter((s) => s.endsWith('.view'));
+    await ctx.app.database.db
+      .updateTable('api_tokens')
+      .set({ scopes: JSON.stringify(reads) })
+      .where('id', '=', delivery.tokenId)
+      .execute();
+    const api = client(ctx.app, delivery.token);
+    for (const url of ['/v1/webhooks', '/v1/webhooks/events', '/v1/settings/notifications', '/v1/site/settings']) {
+      const res = await api.get(url);
+      expect(res.status, url).toBe(403);
+      expectErrorShape(res.body, 403, 'MISSING_SCOPE');
+    }
+    for (const url of ['/v1/contents', '/v1/categories', '/v1/tags', '/v1/variables', '/v1/single-types']) expect((await api.get(url)).status, url).toBe(200);
+  });
+
+  it("keeps only the content groups' read scopes when a delivery token is created with others", async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const delivery = await createTokenFor(ctx.app, site.siteId, {
+      kind: 'delivery',
+      scopes: ['contents.view', 'webhooks.view', 'notifications.settings.view'],
+    });
+    const row = await ctx.app.database.db.selectFrom('api_tokens').select('scopes').where('id', '=', delivery.tokenId).executeTakeFirstOrThrow();
+    expect(typeof row.scopes === 'string' ? JSON.parse(row.scopes) : row.scopes).toEqual(['contents.view']);
+    expect(DELIVERY_SCOPES).not.toContain('webhooks.view');
+  });
+});
+
+describe('conditional scopes', () => {
+  it('are validated at start-up and listed in the OpenAPI document', async () => {
+    const bad: AppModule = {
+      name: 'bad',
+      routes(app) {
+        app.put('/odd', { config: { scope: 'contents.update', conditionalScopes: [{ scope: 'contents.pubish' as any, when: 'always' }] } }, async () => ({
+          ok: true,
+        }));
+      },
+    };
+    await expect(buildTestApp({}, { extraModules: [bad] })).rejects.toThrow(/unknown conditional scope contents.pubish/);
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const put = doc.paths['/v1/contents/{id}'].put;
+    expect(put['x-conditional-scopes']).toEqual([expect.objectContaining({ scope: 'contents.publish' })]);
+    expect(put.description).toContain('contents.publish');
   });
 });
 

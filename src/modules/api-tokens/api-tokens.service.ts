@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
-import { ALL_SCOPES, isScope, type Scope } from '../../shared/scopes.js';
+import { ALL_SCOPES, isDeliveryScope, isScope, type Scope } from '../../shared/scopes.js';
 import { AppError } from '../../shared/errors.js';
 import * as repo from './api-tokens.repository.js';
 
@@ -27,11 +27,6 @@ function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-/** Scopes a delivery token may hold: reads only (decisions G13). */
-export function isReadScope(scope: string): boolean {
-  return scope.endsWith('.view') || scope.endsWith('.view.own');
-}
-
 export function parseScopes(input: string | readonly string[], kind: TokenKind): Scope[] {
   const list =
     typeof input === 'string'
@@ -46,7 +41,8 @@ export function parseScopes(input: string | readonly string[], kind: TokenKind):
   if (unknown.length)
     throw new AppError('VALIDATION_FAILED', { message: `Unknown scopes: ${unknown.join(', ')}`, errors: { scopes: unknown.map((s) => `unknown scope ${s}`) } });
   const scopes = [...new Set(list)] as Scope[];
-  return kind === 'delivery' ? scopes.filter(isReadScope) : scopes;
+  // A delivery token keeps only the content groups' read scopes (decisions G13).
+  return kind === 'delivery' ? scopes.filter(isDeliveryScope) : scopes;
 }
 
 export interface CreatedToken {

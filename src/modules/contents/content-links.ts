@@ -12,7 +12,7 @@ import { applyVisibility, type Visibility } from './contents.repository.js';
 
 /** What this token may see of contents (decisions G12, G13): its own only with a `.own` scope, published only with a delivery token. */
 export function visibilityOf(auth: Pick<AuthContext, 'userId' | 'access' | 'kind'>): Visibility {
-  return { ownerId: auth.access === 'own' ? auth.userId : undefined, publishedOnly: auth.kind === 'delivery' };
+  return { all: false, ownerId: auth.access === 'own' ? auth.userId : undefined, publishedOnly: auth.kind === 'delivery' };
 }
 
 async function countByRef(db: Executor, table: 'content_categories' | 'content_tags', siteId: string, ids: number[]): Promise<Map<number, number>> {

@@ -79,11 +79,18 @@ export type ContentRecord = Selectable<ContentsTable>;
 /** A contents row as reads answer it: with its author's name (one join, not a query per page). */
 export type ContentRow = ContentRecord & { author_name: string | null };
 
-/** Who may see which contents: a `.own` scope limits to the token user's; a delivery token to published ones (G12, G13). */
-export interface Visibility {
-  ownerId?: string;
-  publishedOnly?: boolean;
-}
+/**
+ * Which contents a read or write sees (decisions G12, G13): a token's view (`visibilityOf(auth)`:
+ * a `.own` scope limits to the token user's, a delivery token to published ones), or the explicit
+ * `ALL_CONTENTS` (the service's own reads, the scheduler). Every repository function that reads or
+ * changes contents takes one, so none sees everything by omission.
+ */
+export type Visibility = { readonly all: true } | { readonly all: false; readonly ownerId: string | undefined; readonly publishedOnly: boolean };
+export const ALL_CONTENTS: Visibility = Object.freeze({ all: true });
+
+/** The prepared statements' visibility arguments (structural: publishedOnly; bound: ownerId). */
+type VisibilityParams = { ownerId?: string; publishedOnly?: true };
+const paramsOf = (v: Visibility): VisibilityParams => (v.all ? {} : { ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined });
 
 /** The columns a list or search row needs: never the body (spec "Content (summary)"). */
 export const SUMMARY_COLUMNS = [
@@ -150,7 +157,11 @@ function withAuthor<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
     .select('author.full_name as author_name');
 }
 
-export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: { ownerId?: string; publishedOnly?: boolean }): Q {
+export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
+  return applyVisibilityParams(qb, paramsOf(v));
+}
+
+function applyVisibilityParams<Q extends ContentsQuery>(qb: Q, v: VisibilityParams): Q {
   let q = qb as ContentsQuery;
   if (v.ownerId) q = q.where('contents.author_id', '=', v.ownerId);
   if (v.publishedOnly) q = q.where('contents.status', '=', 'published');
@@ -218,8 +229,7 @@ export function listFilterArgs(siteId: string, filters: Omit<Partial<ContentList
   return {
     ...filters,
     siteId,
-    ownerId: v.ownerId,
-    publishedOnly: v.publishedOnly || undefined,
+    ...paramsOf(v),
     dateFrom: filters.dateFrom && dateBound(filters.dateFrom, false),
     dateTo: filters.dateTo && dateBound(filters.dateTo, true),
     publishedFrom: filters.publishedFrom && dateBound(filters.publishedFrom, false),
@@ -229,7 +239,7 @@ export function listFilterArgs(siteId: string, filters: Omit<Partial<ContentList
 
 /** Visibility and every list filter, on a query over `contents` that already has its site condition. */
 export function applyListFilters<Q extends ContentsQuery>(qb: Q, p: ListArgs): Q {
-  return applyContentFilters(applyVisibility(qb, p), p);
+  return applyContentFilters(applyVisibilityParams(qb, p), p);
 }
 
 function listBase(db: Executor, p: ListArgs) {
@@ -269,7 +279,8 @@ const countedTotal = prepared((db, p: { siteId: string; status?: string }) => {
 const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder']);
 
 /** Whether the list has no filter the counters cannot answer: only paging, sorting and a status (or a delivery token's `published`). */
-function countable(query: ContentListQueryValue, v: Visibility): { status?: string } | null {
+function countable(query: ContentListQueryValue, visibility: Visibility): { status?: string } | null {
+  const v = paramsOf(visibility);
   if (v.ownerId) return null;
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && !LIST_PAGING.has(name) && name !== 'status') return null;
@@ -301,29 +312,32 @@ export function summariesByIds(db: Executor, siteId: string, ids: number[]): Pro
 
 const VISIBILITY_STRUCTURAL = ['publishedOnly'] as const;
 type VisibilityArgs = { siteId: string; ownerId?: string; publishedOnly?: true };
-const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined });
+const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ...paramsOf(v) });
 
 const contentById = prepared(
   (db, p: VisibilityArgs & { id: number }) =>
-    applyVisibility(withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id), p),
+    applyVisibilityParams(
+      withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id),
+      p,
+    ),
   { structural: VISIBILITY_STRUCTURAL },
 );
 
 /** Without a locale, the site's default one, looked up in the same statement. */
 const contentBySlug = prepared(
   (db, p: VisibilityArgs & { slug: string; locale?: string }) =>
-    applyVisibility(
+    applyVisibilityParams(
       withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug),
       p,
     ).where('contents.locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
   { structural: VISIBILITY_STRUCTURAL },
 );
 
-export function findContent(db: Executor, siteId: string, id: number, v: Visibility = {}) {
+export function findContent(db: Executor, siteId: string, id: number, v: Visibility) {
   return contentById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<ContentRow | undefined>;
 }
 
-export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, v: Visibility = {}) {
+export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, v: Visibility) {
   return contentBySlug.executeTakeFirst(db, { ...visibilityArgs(siteId, v), slug, locale }) as Promise<ContentRow | undefined>;
 }
 
@@ -411,7 +425,7 @@ export function updateContent(db: Executor, siteId: string, id: number, patch: U
  * Moves the given contents to `status` when they are in one of `from`, and answers the rows that
  * changed: one statement, so concurrent bulk requests or schedulers never change a row twice.
  */
-export async function transitionStatus(db: Executor, siteId: string, ids: number[], from: string[], patch: Updateable<ContentsTable>, v: Visibility = {}) {
+export async function transitionStatus(db: Executor, siteId: string, ids: number[], from: string[], patch: Updateable<ContentsTable>, v: Visibility) {
   if (!ids.length) return [] as ContentRecord[];
   let q = db
     .updateTable('contents')
@@ -419,14 +433,16 @@ export async function transitionStatus(db: Executor, siteId: string, ids: number
     .where('site_id', '=', siteId)
     .where('id', 'in', ids)
     .where('status', 'in', from as ContentRow['status'][]);
-  if (v.ownerId) q = q.where('author_id', '=', v.ownerId);
+  const { ownerId } = paramsOf(v);
+  if (ownerId) q = q.where('author_id', '=', ownerId);
   return q.returning(RETURNED_COLUMNS).execute() as Promise<ContentRecord[]>;
 }
 
-export async function deleteContents(db: Executor, siteId: string, ids: number[], v: Visibility = {}): Promise<number[]> {
+export async function deleteContents(db: Executor, siteId: string, ids: number[], v: Visibility): Promise<number[]> {
   if (!ids.length) return [];
   let q = db.deleteFrom('contents').where('site_id', '=', siteId).where('id', 'in', ids);
-  if (v.ownerId) q = q.where('author_id', '=', v.ownerId);
+  const { ownerId } = paramsOf(v);
+  if (ownerId) q = q.where('author_id', '=', ownerId);
   const rows = await q.returning('id').execute();
   return rows.map((r) => Number(r.id));
 }
@@ -434,7 +450,7 @@ export async function deleteContents(db: Executor, siteId: string, ids: number[]
 /** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
 const alternatesQuery = prepared(
   (db, p: VisibilityArgs & { group: string }) =>
-    applyVisibility(
+    applyVisibilityParams(
       db
         .selectFrom('contents')
         .select(['contents.id', 'contents.locale', 'contents.slug'])
@@ -446,7 +462,7 @@ const alternatesQuery = prepared(
 );
 
 /** Locale, id and slug of a translation group's members (for `alternates`: no text columns). */
-export async function groupAlternates(db: Executor, siteId: string, group: string, v: Visibility = {}) {
+export async function groupAlternates(db: Executor, siteId: string, group: string, v: Visibility) {
   const rows = await alternatesQuery.execute(db, { ...visibilityArgs(siteId, v), group });
   return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
@@ -456,7 +472,7 @@ export async function groupAlternates(db: Executor, siteId: string, group: strin
  * planner (without statistics) walk the (site_id, locale, slug) index over every content of the
  * site instead of looking the group up (23 ms instead of 0.05 ms at 10,000 contents).
  */
-export async function groupMembers(db: Executor, siteId: string, group: string, v: Visibility = {}) {
+export async function groupMembers(db: Executor, siteId: string, group: string, v: Visibility) {
   const rows = await applyVisibility(
     db
       .selectFrom('contents')

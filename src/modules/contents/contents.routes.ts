@@ -7,6 +7,8 @@ import * as service from './contents.service.js';
 import { notFound } from '../../shared/errors.js';
 
 const tags = ['Contents'];
+/** A status other than draft, and any status change, also needs contents.publish (decisions G12, H10). */
+const STATUS_SCOPE = { scope: 'contents.publish', when: 'to create a content in a status other than draft or to change its status' } as const;
 
 /**
  * Detail reads answer the stored body JSON text as it is (decisions N11): the handler hands it
@@ -63,7 +65,7 @@ export const contentsModule: AppModule = {
     app.post(
       '/contents',
       {
-        config: { scope: 'contents.create' },
+        config: { scope: 'contents.create', conditionalScopes: [STATUS_SCOPE] },
         schema: {
           tags,
           operationId: 'createContent',
@@ -169,7 +171,7 @@ export const contentsModule: AppModule = {
     app.put(
       '/contents/:id',
       {
-        config: { scope: 'contents.update' },
+        config: { scope: 'contents.update', conditionalScopes: [STATUS_SCOPE] },
         schema: {
           tags,
           operationId: 'updateContent',

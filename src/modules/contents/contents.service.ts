@@ -8,7 +8,7 @@ import { richTextFromInput } from '../../shared/richtext/index.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
 import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree, translatedIds } from '../../shared/translations/index.js';
 import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
-import type { AuthContext } from '../../plugins/auth.js';
+import { type AuthContext, requireScope } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
 import * as repo from './contents.repository.js';
@@ -46,14 +46,11 @@ export const PUBLISH_JOB = 'content.publish';
 const jobKey = (id: number) => `${PUBLISH_JOB}:${id}`;
 
 /**
- * Setting status to published or scheduled also needs `contents.publish` (decisions G12); its
+ * A status other than draft, and any change of status, also needs `contents.publish` (decisions
+ * G12, H10): publishing, scheduling, archiving, and taking a content out of those states. Its
  * `.own` twin allows it on the token user's own contents.
  */
-function assertMayPublish(auth: Auth, authorId: string | null): void {
-  if (auth.scopes.has('contents.publish')) return;
-  if (auth.scopes.has('contents.publish.own') && authorId === auth.userId) return;
-  throw new AppError('MISSING_SCOPE', { message: 'Publishing or scheduling needs the scope "contents.publish".' });
-}
+const mayChangeStatus = (auth: Auth, authorId: string | null) => requireScope(auth, 'contents.publish', authorId, 'Changing the status of a content');
 
 function futureScheduledAt(value: string | null | undefined, field = 'scheduledAt'): string {
   if (!value) throw invalid('SCHEDULED_AT_REQUIRED', field);
@@ -185,7 +182,7 @@ function changedFields(before: Record<string, unknown> | null, after: Record<str
 
 /** Every create and update writes one revision: who, when, what changed, a full snapshot (decisions C3). */
 async function writeRevision(tx: Executor, siteId: string, contentId: number, authorId: string | null, action: string, before: Record<string, unknown> | null) {
-  const row = await repo.findContent(tx, siteId, contentId);
+  const row = await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS);
   const snapshot = await snapshotOf(tx, siteId, row!);
   await repo.insertRevision(tx, {
     site_id: siteId,
@@ -285,7 +282,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
   const siteId = auth.siteId;
   const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
   const status: ContentStatus = input.status ?? 'draft';
-  if (status === 'published' || status === 'scheduled') assertMayPublish(auth, auth.userId);
+  if (status !== 'draft') mayChangeStatus(auth, auth.userId);
   const scheduledAt = status === 'scheduled' ? futureScheduledAt(input.scheduledAt) : null;
   const rendered = renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
@@ -326,7 +323,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     const row = await writeRevision(tx, siteId, id, auth.userId, 'create', null);
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
-    return toDetail(tx, siteId, row, {});
+    return toDetail(tx, siteId, row, visibilityOf(auth));
   });
 }
 
@@ -342,7 +339,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     const status = input.status ?? row.status;
     const statusChanged = status !== row.status;
     // An update alone never unpublishes: only an explicit status does (spec "Content status").
-    if (statusChanged && (status === 'published' || status === 'scheduled')) assertMayPublish(auth, row.author_id);
+    if (statusChanged) mayChangeStatus(auth, row.author_id);
 
     const categoryIds = toIds(input.categoryIds);
     const tagIds = toIds(input.tagIds);
@@ -388,7 +385,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     const updated = await writeRevision(tx, siteId, id, auth.userId, action, before);
     if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
     if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
-    return toDetail(tx, siteId, updated, {});
+    return toDetail(tx, siteId, updated, visibilityOf(auth));
   });
 }
 
@@ -446,18 +443,20 @@ export async function bulkDelete(db: Db, auth: Auth, ids: Array<number | string>
 export async function publishScheduled(db: Db, siteId: string, contentId: number): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     const at = now();
-    const row = await repo.findContent(tx, siteId, contentId);
+    const row = await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS);
     if (row?.status !== 'scheduled' || !row.scheduled_at) return false;
     if (Date.parse(row.scheduled_at) > Date.now()) {
       await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(contentId), payload: { contentId }, runAt: row.scheduled_at });
       return false;
     }
-    const [changed] = await repo.transitionStatus(tx, siteId, [contentId], ['scheduled'], {
-      status: 'published',
-      scheduled_at: null,
-      published_at: at,
-      updated_at: at,
-    });
+    const [changed] = await repo.transitionStatus(
+      tx,
+      siteId,
+      [contentId],
+      ['scheduled'],
+      { status: 'published', scheduled_at: null, published_at: at, updated_at: at },
+      repo.ALL_CONTENTS,
+    );
     if (!changed) return false;
     await writeRevision(tx, siteId, contentId, null, 'publish', null);
     await emitEvent(tx, siteId, 'content.published', eventData(changed));
@@ -533,7 +532,7 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
       (s.tagIds ?? []).filter((t: number) => tags.includes(t)),
     );
     const updated = await writeRevision(tx, auth.siteId, id, auth.userId, 'restore', before);
-    return toDetail(tx, auth.siteId, updated, {});
+    return toDetail(tx, auth.siteId, updated, visibilityOf(auth));
   });
 }
 
@@ -585,6 +584,6 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     await repo.setCategories(tx, auth.siteId, newId, await translatedIds(tx, 'categories', auth.siteId, links.categoryIds, target));
     await repo.setTags(tx, auth.siteId, newId, await translatedIds(tx, 'tags', auth.siteId, links.tagIds, target));
     const created = await writeRevision(tx, auth.siteId, newId, auth.userId, 'create', null);
-    return toDetail(tx, auth.siteId, created, {});
+    return toDetail(tx, auth.siteId, created, visibilityOf(auth));
   });
 }

@@ -222,7 +222,7 @@ describe('status rules', () => {
     expect(draft.body.data.status).toBe('draft');
   });
 
-  it('needs contents.publish to set published or scheduled, on create and on PUT', async () => {
+  it('needs contents.publish to set published, scheduled or archived, on create and on PUT (decisions G12, H10)', async () => {
     const { siteId } = await site();
     const writer = await createTokenFor(ctx.app, siteId, { scopes: allScopesExcept('contents.publish') });
     const api = client(ctx.app, writer.token);
@@ -234,8 +234,47 @@ describe('status rules', () => {
     expectErrorShape(put.body, 403, 'MISSING_SCOPE');
     const sched = await api.put(`/v1/contents/${c.id}`, { status: 'scheduled', scheduledAt: future() });
     expect(sched.status).toBe(403);
-    expect((await api.put(`/v1/contents/${c.id}`, { status: 'archived' })).status).toBe(200);
-    expect((await api.get(`/v1/contents/${c.id}`)).body.status).toBe('archived');
+    const archived = await api.put(`/v1/contents/${c.id}`, { status: 'archived' });
+    expect(archived.status).toBe(403);
+    expectErrorShape(archived.body, 403, 'MISSING_SCOPE');
+    expect((await api.post('/v1/contents', { type: 'post', title: 'y', status: 'archived' })).status).toBe(403);
+    expect((await api.get(`/v1/contents/${c.id}`)).body.status).toBe('draft');
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(1);
+    // Other fields still update without it, and a draft stays a draft.
+    expect((await api.put(`/v1/contents/${c.id}`, { title: 'renamed', status: 'draft' })).status).toBe(200);
+  });
+
+  it('needs contents.publish to take a content out of published, scheduled or archived, also through PUT (H10)', async () => {
+    const { api: owner, siteId } = await site();
+    const writer = client(ctx.app, (await createTokenFor(ctx.app, siteId, { scopes: allScopesExcept('contents.publish') })).token);
+    const published = await post(owner, { status: 'published' });
+    const scheduled = await post(owner, { status: 'scheduled', scheduledAt: future() });
+    const archived = await post(owner, { status: 'archived' });
+    for (const [c, from] of [
+      [published, 'published'],
+      [scheduled, 'scheduled'],
+      [archived, 'archived'],
+    ] as const) {
+      const res = await writer.put(`/v1/contents/${c.id}`, { status: 'draft' });
+      expect(res.status, from).toBe(403);
+      expect((await owner.get(`/v1/contents/${c.id}`)).body.status).toBe(from);
+    }
+    expect((await writer.put(`/v1/contents/${published.id}`, { title: 'only the title' })).status).toBe(200);
+    expect((await owner.put(`/v1/contents/${published.id}`, { status: 'draft' })).status).toBe(200);
+  });
+
+  it("lets contents.publish.own change the status of the token user's own contents only", async () => {
+    const { api: owner, siteId } = await site();
+    const own = await createTokenFor(ctx.app, siteId, { newUser: 'Author', scopes: [...allScopesExcept('contents.publish'), 'contents.publish.own'] });
+    const author = client(ctx.app, own.token);
+    const mine = await post(author, { status: 'published' });
+    expect(mine.status).toBe('published');
+    expect((await author.put(`/v1/contents/${mine.id}`, { status: 'archived' })).status).toBe(200);
+    const theirs = await post(owner, { status: 'published' });
+    const res = await author.put(`/v1/contents/${theirs.id}`, { status: 'draft' });
+    expect(res.status).toBe(403);
+    expectErrorShape(res.body, 403, 'MISSING_SCOPE');
+    expect((await owner.get(`/v1/contents/${theirs.id}`)).body.status).toBe('published');
   });
 
   it('emits content.archived when a PUT archives a published content', async () => {
