@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import querystring from 'node:querystring';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -7,7 +8,8 @@ import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { registerErrorHandling, registerJsonParser, toErrorBody } from './plugins/errors.js';
+import { registerErrorHandling, toErrorBody } from './plugins/errors.js';
+import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -75,6 +77,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       void (reply as unknown as FastifyReply).code(out.statusCode).send(out);
     },
     return503OnClosing: true,
+    // Slow clients (headers or a body trickled a byte at a time) are cut off: Node checks the
+    // request and header deadlines every second here instead of its default 30 s.
+    serverFactory: (handler) => {
+      const server = http.createServer(
+        {
+          requestTimeout: config.http.requestTimeoutMs,
+          headersTimeout: config.http.headersTimeoutMs,
+          keepAliveTimeout: config.http.keepAliveTimeoutMs,
+          connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
+        },
+        handler,
+      );
+      server.maxConnections = config.http.maxConnections;
+      return server;
+    },
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();

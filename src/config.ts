@@ -20,6 +20,12 @@ export interface Config {
   worker: { enabled: boolean; pollMs: number };
   /** Webhook delivery: the time a receiver has to answer, and how many deliveries in a row may fail before the webhook is disabled. */
   webhooks: { timeoutMs: number; maxFailures: number };
+  /**
+   * What one client may hold of the server: the whole request (headers and body) must arrive
+   * within requestTimeoutMs, the headers within headersTimeoutMs, an idle keep-alive socket
+   * closes after keepAliveTimeoutMs; at most maxConnections sockets at once.
+   */
+  http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
 }
 
 export class ConfigError extends Error {}
@@ -101,8 +107,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       maxFailures: integer(env, 'WEBHOOK_MAX_FAILURES', 20, 1, 10_000),
     },
+    http: {
+      requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    },
     ...overrides,
   };
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   return config;
 }
 

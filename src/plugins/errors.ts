@@ -142,34 +142,3 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.code(404).send(out);
   });
 }
-
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
-  return false;
-}
-
-/**
- * Fastify's JSON parser (prototype-poisoning checks included), plus one rule: no NUL characters
- * in any string. PostgreSQL text cannot hold them, so both databases refuse them alike (422).
- */
-export function registerJsonParser(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
-    parse(request, raw as string, (err: Error | null, body?: unknown) => {
-      if (err) return done(err, undefined);
-      if ((raw as string).includes('\\u0000') && containsNul(body)) {
-        return done(
-          new AppError('VALIDATION_FAILED', {
-            message: 'Text must not contain NUL characters.',
-            errors: { body: ['must not contain NUL (\\u0000) characters'] },
-          }),
-          undefined,
-        );
-      }
-      done(null, body);
-    });
-  });
-}

@@ -1,0 +1,82 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../shared/errors.js';
+
+/** Deepest nesting of objects and arrays a JSON body may have (rich-text documents, metadata, field data). */
+export const MAX_JSON_DEPTH = 64;
+
+const bodyError = (message: string, detail: string) => new AppError('VALIDATION_FAILED', { message, errors: { body: [detail] } });
+
+/**
+ * Whether the JSON text nests objects and arrays deeper than `max`: one pass over the text,
+ * skipping strings, before anything parses or walks it, so a 5,000-level body is refused before
+ * it can overflow a recursive validator or serializer.
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const NON_ASCII = /[^ -~\t\n\r]/; // anything beyond printable ASCII and whitespace
+
+/**
+ * Every string of a parsed body, checked and normalised in one iterative walk: no NUL character
+ * (PostgreSQL text cannot hold one), no lone surrogate (not text; PostgreSQL refuses it), and NFC
+ * normalisation, so "Café" typed with a combining accent is the same name as with a precomposed é.
+ */
+export function cleanStrings(body: unknown): AppError | null {
+  const stack: unknown[] = [body];
+  while (stack.length) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    const entries: Array<[string | number, unknown]> = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+    for (const [key, value] of entries) {
+      if (typeof key === 'string' && key.includes('\u0000'))
+        return bodyError('Text must not contain NUL characters.', 'must not contain NUL (\\u0000) characters');
+      if (typeof value === 'string') {
+        if (value.includes('\u0000')) return bodyError('Text must not contain NUL characters.', 'must not contain NUL (\\u0000) characters');
+        if (!NON_ASCII.test(value)) continue;
+        if (LONE_SURROGATE.test(value)) return bodyError('Text must be valid Unicode.', 'must not contain unpaired surrogate code points (\\ud800-\\udfff)');
+        const normalised = value.normalize('NFC');
+        if (normalised !== value) (node as Record<string | number, unknown>)[key] = normalised;
+      } else if (value && typeof value === 'object') stack.push(value);
+    }
+  }
+  return null;
+}
+
+/**
+ * Fastify's JSON parser (prototype-poisoning checks included), after a nesting check on the raw
+ * text and followed by the string rules above. Malformed JSON stays a 400 `INVALID_JSON`
+ * (decisions H12); every rule on well-formed JSON is a 422 naming `body`.
+ */
+export function registerJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
+    const text = raw as string;
+    if (text.length > MAX_JSON_DEPTH * 2 && nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(
+        bodyError(`JSON nests deeper than ${MAX_JSON_DEPTH} levels.`, `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+        undefined,
+      );
+    }
+    parse(request, text, (err: Error | null, body?: unknown) => {
+      if (err) return done(err, undefined);
+      const invalid = cleanStrings(body);
+      if (invalid) return done(invalid, undefined);
+      done(null, body);
+    });
+  });
+}

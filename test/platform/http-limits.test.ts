@@ -1,0 +1,63 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/app.js';
+
+/** A real listening server with short deadlines: slow clients are cut off (issue 16, item 5). */
+let ctx: TestContext;
+let port: number;
+beforeAll(async () => {
+  ctx = await buildTestApp({ http: { requestTimeoutMs: 600, headersTimeoutMs: 400, keepAliveTimeoutMs: 300, maxConnections: 50 } });
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  port = (ctx.app.server.address() as net.AddressInfo).port;
+});
+afterAll(() => ctx.close());
+
+/** Sends `head`, then one byte of `trickle` every `everyMs`; resolves when the server closes the socket, with what it answered. */
+function trickle(head: string, body: string, everyMs: number, giveUpMs = 5000): Promise<{ closedAfterMs: number; answer: string }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    let i = 0;
+    const timer = setInterval(() => {
+      if (i < body.length && !socket.destroyed) socket.write(body[i++]!);
+    }, everyMs);
+    const giveUp = setTimeout(() => {
+      clearInterval(timer);
+      socket.destroy();
+      reject(new Error(`still open after ${giveUpMs} ms`));
+    }, giveUpMs);
+    socket.on('data', (d) => {
+      answer += d.toString();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      resolve({ closedAfterMs: Date.now() - started, answer });
+    });
+    socket.write(head);
+  });
+}
+
+describe('slow clients', () => {
+  it('cuts off a body trickled one byte at a time once the request deadline passes (408)', async () => {
+    const { token } = await createSiteWithToken(ctx.app);
+    const body = JSON.stringify({ name: 'x'.repeat(200) });
+    const head = `POST /v1/tags HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const { closedAfterMs, answer } = await trickle(head, body, 50);
+    expect(closedAfterMs).toBeLessThan(3000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('cuts off headers trickled one byte at a time', async () => {
+    const headers = `GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'a'.repeat(100)}`;
+    const { closedAfterMs } = await trickle('', headers, 50);
+    expect(closedAfterMs).toBeLessThan(3000);
+  });
+
+  it('still serves a normal request on the same server', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(res.status).toBe(200);
+  });
+});
