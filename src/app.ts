@@ -6,9 +6,9 @@ import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { connectDatabase, type Database } from './db/connect.js';
+import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { registerErrorHandling, toErrorBody } from './plugins/errors.js';
+import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
 import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -101,8 +101,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     connectDatabase({
       databaseUrl: config.databaseUrl,
       pgSchema: config.pgSchema,
+      sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
       onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
     });
+  await waitUntilReachable(database, config.database.connectTimeoutMs, (err, delayMs) =>
+    app.log.warn({ err: { message: err.message }, retryInMs: delayMs }, 'database unreachable at start-up; retrying'),
+  ).catch(async (err) => {
+    if (!options.database) await database.close().catch(() => undefined);
+    throw err;
+  });
   if (options.migrate !== false) await migrateToLatest(database);
   const deps = { db: database.db, config };
 
@@ -116,29 +123,42 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  const redis = await registerRateLimit(app, config);
+  const rateLimiter = await registerRateLimit(app, config, database.db);
+  // Unknown URLs are counted like every route: probing costs the prober its budget.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
   registerRouteGuard(app, database.db, routeTable);
   await registerOpenApi(app, config, pkg.version);
 
+  const HealthSchema = {
+    type: 'object',
+    properties: {
+      status: { type: 'string', enum: ['ok', 'degraded', 'error'] },
+      database: { type: 'string', description: '`sqlite` or `postgres` when it answers, else `unreachable`' },
+      rateLimit: {
+        type: 'object',
+        description: 'Where rate-limit counters live now: in Redis, or in this process while Redis is unreachable (or not configured).',
+        properties: { store: { type: 'string', enum: ['redis', 'memory'] }, redis: { type: 'string', enum: ['ok', 'unreachable', 'not configured'] } },
+      },
+    },
+  } as const;
   app.get(
     '/health',
     {
       schema: {
         tags: ['Operations'],
         operationId: 'health',
-        summary: 'Liveness and database check',
-        response: {
-          200: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
-          503: { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } },
-        },
+        summary: 'Liveness, database and Redis check',
+        description: '200 `ok`, or 200 `degraded` while Redis is unreachable (requests are still served); 503 when the database does not answer.',
+        response: { 200: HealthSchema, 503: HealthSchema },
       },
     },
     async (_req, reply) => {
+      const rateLimit = rateLimiter.state();
       try {
         await sql`select 1`.execute(database.db);
-        return { status: 'ok', database: database.dialect };
+        return { status: rateLimit.redis === 'unreachable' ? ('degraded' as const) : ('ok' as const), database: database.dialect, rateLimit };
       } catch {
-        return reply.code(503).send({ status: 'error', database: 'unreachable' });
+        return reply.code(503).send({ status: 'error', database: 'unreachable', rateLimit });
       }
     },
   );
@@ -158,7 +178,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   app.addHook('onClose', async () => {
     await worker.stop();
-    await redis?.quit().catch(() => undefined);
+    await rateLimiter.close();
     // A database handed in by the caller is the caller's to close.
     if (!options.database) await database.close();
   });

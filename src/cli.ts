@@ -13,7 +13,7 @@ import { AppError } from './shared/errors.js';
  */
 async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = connectDatabase({ databaseUrl: config.databaseUrl });
+  const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteBusyTimeoutMs: config.database.busyTimeoutMs });
   try {
     await migrateToLatest(database);
     return await fn(database);

@@ -7,6 +7,12 @@ export interface Config {
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
   databaseUrl: string;
   dataDir: string;
+  /**
+   * connectTimeoutMs: how long start-up waits for the database to answer (retrying with backoff).
+   * busyTimeoutMs (SQLite): how long a write waits for another process's write lock before its
+   * request answers 503; the wait is asynchronous, so other requests go on meanwhile.
+   */
+  database: { connectTimeoutMs: number; busyTimeoutMs: number };
   redisUrl: string | null;
   publicUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -92,6 +98,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port,
     databaseUrl,
     dataDir,
+    database: {
+      connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
+      busyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5_000, 0, 120_000),
+    },
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
     logLevel,

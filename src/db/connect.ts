@@ -1,9 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Driver } from 'kysely';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { Kysely, sql, PostgresDialect } from 'kysely';
+import { openSqliteDialect } from './sqlite.js';
 import type { DB } from './types.js';
 import { isPostgres } from '../config.js';
 
@@ -24,61 +21,13 @@ export interface ConnectOptions {
   /** PostgreSQL only: run every session in this schema (tests use one schema per file). */
   pgSchema?: string;
   onPoolError?: (err: Error) => void;
+  /** SQLite: how long a write waits for another process's lock before failing with SQLITE_BUSY (503). */
+  sqliteBusyTimeoutMs?: number;
 }
 
-const STATEMENT_CACHE_SIZE = 500;
-
-/**
- * better-sqlite3 binds only numbers, strings, bigints, buffers and null, and Kysely prepares a
- * statement for every query. This wrapper maps booleans to 0/1 and dates to ISO strings (the
- * one place the SQLite value mapping lives) and caches prepared statements by SQL text.
- */
-function wrapSqlite(raw: BetterSqlite3.Database): SqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  const bind = (params: ReadonlyArray<unknown>): unknown[] =>
-    params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p));
-  return {
-    close: () => raw.close(),
-    prepare(sql: string): SqliteStatement {
-      let stmt = cache.get(sql);
-      if (!stmt) {
-        stmt = raw.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-        cache.set(sql, stmt);
-      }
-      const s = stmt;
-      return {
-        reader: s.reader,
-        all: (params) => s.all(...bind(params)),
-        run: (params) => s.run(...bind(params)),
-        iterate: (params) => s.iterate(...bind(params)) as IterableIterator<unknown>,
-      };
-    },
-  };
-}
-
-/** SQLite write transactions start with BEGIN IMMEDIATE, so a second process (the CLI) waits on busy_timeout instead of failing mid-transaction. */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver();
-    driver.beginTransaction = async (connection: DatabaseConnection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-    };
-    return driver;
-  }
-}
-
-function openSqlite(file: string): Database {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const raw = new BetterSqlite3(file);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
-  raw.pragma('busy_timeout = 5000');
-  raw.pragma('foreign_keys = ON');
-  // Refresh the planner's statistics where they are missing or stale (SQLite's advice for
-  // long-lived connections); cheap when nothing changed.
-  if (file !== ':memory:') raw.pragma('optimize=0x10002');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: wrapSqlite(raw) }) });
+function openSqlite(file: string, busyTimeoutMs: number): Database {
+  const { dialect } = openSqliteDialect(file, busyTimeoutMs);
+  const db = new Kysely<DB>({ dialect });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
@@ -105,10 +54,35 @@ function openPostgres(url: string, options: ConnectOptions): Database {
   // A dropped connection emits 'error' on an idle client; without a listener the process dies.
   // The pool discards the client and opens a new one on the next query.
   pool.on('error', (err) => options.onPoolError?.(err));
+  // A client checked out by a request has no pool listener: when its connection drops (the server
+  // restarts, pg_terminate_backend) the 'error' event would kill the process. The query in flight
+  // fails on its own and its request answers 503; the pool drops the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', schema: options.pgSchema, close: () => db.destroy() };
 }
 
+/**
+ * Waits until the database answers `select 1`, retrying with backoff (0.25 s doubling to 4 s)
+ * for up to `timeoutMs`: a service started beside its database (compose, a reboot) does not exit
+ * because PostgreSQL is still starting. Throws the last error, named, after the deadline.
+ */
+export async function waitUntilReachable(database: Database, timeoutMs: number, onRetry?: (err: Error, delayMs: number) => void): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 4000)) {
+    try {
+      await sql`select 1`.execute(database.db);
+      return;
+    } catch (err) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`The database is unreachable after ${timeoutMs} ms: ${(err as Error).message}`);
+      const wait = Math.min(delay, left);
+      onRetry?.(err as Error, wait);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 export function connectDatabase(options: ConnectOptions): Database {
-  return isPostgres(options.databaseUrl) ? openPostgres(options.databaseUrl, options) : openSqlite(options.databaseUrl);
+  return isPostgres(options.databaseUrl) ? openPostgres(options.databaseUrl, options) : openSqlite(options.databaseUrl, options.sqliteBusyTimeoutMs ?? 5000);
 }

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody, type FieldErrors } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
 
@@ -79,6 +79,13 @@ function dbFaultError(fault: DbFault): AppError {
         message: 'Text must not contain NUL characters.',
         errors: { body: ['must not contain NUL (\\u0000) characters'] },
       });
+    case 'unavailable':
+      return new AppError('SERVICE_UNAVAILABLE', {
+        message:
+          fault.reason === 'busy'
+            ? 'The database is busy with another writer; retry after the number of seconds in Retry-After.'
+            : 'The database connection was lost; retry after the number of seconds in Retry-After.',
+      });
     case 'unique': {
       const code = fault.field === 'slug' ? 'SLUG_TAKEN' : fault.field === 'key' ? 'KEY_TAKEN' : fault.field === 'name' ? 'NAME_TAKEN' : 'UNIQUE_VIOLATION';
       const field = fault.field ?? 'body';
@@ -125,20 +132,53 @@ export function toErrorBody(error: FastifyError & { validation?: AjvError[]; val
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const out = toErrorBody(error);
-    if (out.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    // A body over the limit: read and discard the rest before answering, so a client that sends
+    // its whole body before reading gets the 413 instead of a connection reset.
+    if (out.statusCode === 413 && !request.raw.complete) await drain(request.raw);
+    if (out.statusCode === 503)
+      request.log.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'request failed: service unavailable');
+    else if (out.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     if (error instanceof AppError && error.headers) reply.headers(error.headers);
-    if (out.statusCode === 429) {
+    // A 429 or 503 always says when to come back.
+    if (out.statusCode === 429 || out.statusCode === 503) {
       const after = Number(reply.getHeader('retry-after'));
       if (!Number.isFinite(after) || after < 1) reply.header('retry-after', 1);
     }
     return reply.code(out.statusCode).type('application/json; charset=utf-8').send(out);
   });
-  app.setNotFoundHandler((request, reply) => {
-    const out = new AppError('ROUTE_NOT_FOUND', {
-      message: `No endpoint answers ${request.method} ${request.url.split('?')[0]}.`,
-    }).toBody();
-    return reply.code(404).send(out);
+}
+
+/** Past this many discarded bytes the client is cut off; HTTP_REQUEST_TIMEOUT_MS bounds the time. */
+const DRAIN_MAX_BYTES = 256 * 1024 * 1024;
+
+function drain(stream: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = () => {
+      stream.off('data', onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) {
+        stream.socket?.destroy();
+        done();
+      }
+    };
+    stream.on('data', onData);
+    stream.once('end', done);
+    stream.once('close', done);
+    stream.once('error', done);
+    stream.resume();
   });
+}
+
+/** The answer for a URL no route serves (registered after the rate limiter, which counts it too). */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  const out = new AppError('ROUTE_NOT_FOUND', {
+    message: `No endpoint answers ${request.method} ${request.url.split('?')[0]}.`,
+  }).toBody();
+  return reply.code(404).send(out);
 }

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createApp, type CreateAppOptions } from '../../src/app.js';
@@ -8,7 +11,11 @@ import { ALL_SCOPES } from '../../src/shared/scopes.js';
 
 export type TestApp = Awaited<ReturnType<typeof createApp>>;
 
-/** The database the suite runs on: PostgreSQL when TEST_DATABASE_URL is set, else SQLite in memory. */
+/**
+ * The database the suite runs on: PostgreSQL when TEST_DATABASE_URL is set, else SQLite in a
+ * temporary file (WAL, with the read-only reader connection production uses; `TEST_SQLITE=memory`
+ * for an in-memory database instead).
+ */
 export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
 export interface TestContext {
@@ -24,6 +31,8 @@ export interface TestContext {
 export async function buildTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}): Promise<TestContext> {
   const pgUrl = process.env.TEST_DATABASE_URL;
   let schema: string | undefined;
+  let sqliteFile: string | undefined;
+  if (!pgUrl && process.env.TEST_SQLITE !== 'memory') sqliteFile = path.join(os.tmpdir(), `cairn-test-${randomUUID()}.db`);
   if (pgUrl) {
     schema = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     await adminQuery(pgUrl, `create schema ${schema}`);
@@ -31,7 +40,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
   const config = loadConfig(
     { LOG_LEVEL: 'silent', CAIRN_ALLOW_PRIVATE_NETWORK: 'true', PORT: '0' },
     {
-      databaseUrl: pgUrl ?? ':memory:',
+      databaseUrl: pgUrl ?? sqliteFile ?? ':memory:',
       pgSchema: schema,
       rateLimit: { max: 1_000_000, publicMax: 1_000_000, windowMs: 60_000 },
       // Tests drive the worker themselves (app.worker.runDueJobs / tick) unless they turn it on.
@@ -47,6 +56,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
     async close() {
       await app.close();
       if (pgUrl && schema) await adminQuery(pgUrl, `drop schema if exists ${schema} cascade`);
+      if (sqliteFile) for (const suffix of ['', '-wal', '-shm']) fs.rmSync(sqliteFile + suffix, { force: true });
     },
   };
 }

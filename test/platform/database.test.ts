@@ -10,7 +10,7 @@ describe('database operations', () => {
   it('answers /health with the database it checked', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok', database: TEST_DIALECT });
+    expect(res.json()).toEqual({ status: 'ok', database: TEST_DIALECT, rateLimit: { store: 'memory', redis: 'not configured' } });
   });
 
   it.skipIf(TEST_DIALECT !== 'sqlite')('runs SQLite with foreign keys on', async () => {

@@ -61,3 +61,42 @@ describe('slow clients', () => {
     expect(res.status).toBe(200);
   });
 });
+
+/** Writes the whole request (head, then the body in 64 KiB pieces), then reads; what came back and any socket error. */
+function sendWhole(head: string, body: Buffer, chunked: boolean): Promise<{ answer: string; error: string | null }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    let error: string | null = null;
+    socket.on('data', (d) => (answer += d.toString()));
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+    socket.on('close', () => resolve({ answer, error }));
+    socket.write(head);
+    let offset = 0;
+    const pump = () => {
+      while (offset < body.length && !socket.destroyed) {
+        const piece = body.subarray(offset, offset + 65536);
+        offset += piece.length;
+        const framed = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+        if (!socket.write(framed)) return void socket.once('drain', pump);
+      }
+      if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
+    };
+    pump();
+  });
+}
+
+describe('a body over BODY_LIMIT (issue 16 item 12)', () => {
+  for (const chunked of [false, true]) {
+    it(`answers 413 to a client that sends its whole body before reading, without a broken pipe (${chunked ? 'chunked' : 'Content-Length'})`, async () => {
+      const { token } = await createSiteWithToken(ctx.app);
+      const body = Buffer.alloc(ctx.config.bodyLimit * 4, 'a');
+      const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
+      const head = `POST /v1/tags HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`;
+      const { answer, error } = await sendWhole(head, body, chunked);
+      expect(error).toBeNull();
+      expect(answer).toMatch(/^HTTP\/1\.1 413/);
+      expect(answer).toContain('"code":"PAYLOAD_TOO_LARGE"');
+    });
+  }
+});

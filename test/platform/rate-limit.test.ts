@@ -82,3 +82,60 @@ describe.skipIf(!process.env.REDIS_URL)('rate limiting with Redis across instanc
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('rate limiting cannot be bypassed (issue 16 item 8)', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await buildTestApp({ rateLimit: { max: LIMIT, publicMax: 3, windowMs: 60_000 }, redisUrl: null });
+  });
+  afterAll(() => ctx.close());
+
+  const fakeToken = () => `cairn_${randomUUID().replace(/-/g, '')}_${'A'.repeat(43)}`;
+
+  it('counts a fresh made-up token on every request against the client address', async () => {
+    const ip = '198.51.100.20';
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip, headers: { authorization: `Bearer ${fakeToken()}` } });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    // A token this process has verified keeps its own budget, from that address too; a token
+    // first seen from the flooding address waits for the address's window like the flood.
+    const site = await createSiteWithToken(ctx.app);
+    const fresh = await createSiteWithToken(ctx.app);
+    expect((await client(ctx.app, site.token).get('/v1/sites')).status).toBe(200);
+    const ok = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip, headers: { authorization: `Bearer ${site.token}` } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers['ratelimit-limit']).toBe(String(LIMIT));
+    const unseen = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: ip, headers: { authorization: `Bearer ${fresh.token}` } });
+    expect(unseen.statusCode).toBe(429);
+  });
+
+  it('counts a real token id with a wrong secret against the address, not against the token', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const forged = `${site.token.slice(0, 39)}${'B'.repeat(43)}`;
+    expect(forged).not.toBe(site.token);
+    for (let i = 0; i < 3; i++) {
+      const res = await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: '198.51.100.21', headers: { authorization: `Bearer ${forged}` } });
+      expect(res.statusCode).toBe(401);
+    }
+    expect(
+      (await ctx.app.inject({ method: 'GET', url: '/v1/sites', remoteAddress: '198.51.100.21', headers: { authorization: `Bearer ${forged}` } })).statusCode,
+    ).toBe(429);
+    // The token's owner still has its whole budget.
+    const res = await client(ctx.app, site.token).get('/v1/sites');
+    expect(res.status).toBe(200);
+    expect(res.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+  });
+
+  it('limits unknown routes too', async () => {
+    const ip = '198.51.100.22';
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await ctx.app.inject({ method: 'GET', url: `/v1/no-such-route-${i}`, remoteAddress: ip })).statusCode);
+    expect(statuses).toEqual([404, 404, 404, 429]);
+    const outside = await ctx.app.inject({ method: 'GET', url: '/wp-login.php', remoteAddress: ip });
+    expect(outside.statusCode).toBe(429);
+    expectErrorShape(JSON.parse(outside.body), 429, 'RATE_LIMITED');
+  });
+});

@@ -9,15 +9,10 @@ export type TokenKind = 'management' | 'delivery';
 
 /**
  * Token format: `cairn_<token id, 32 hex>_<secret, 43 base64url>`. The id finds the row by
- * primary key; only a SHA-256 of the secret is stored, compared in constant time. The id is
- * also what the rate limiter counts by, without a database lookup.
+ * primary key; only a SHA-256 of the secret is stored, compared in constant time. Once a token
+ * has verified, the rate limiter counts by its id without a database lookup (knownTokenId).
  */
 const TOKEN_PATTERN = /^cairn_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
-
-export function parseTokenId(raw: string): string | null {
-  const m = TOKEN_PATTERN.exec(raw);
-  return m ? uuidFromHex(m[1]!) : null;
-}
 
 function uuidFromHex(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -145,6 +140,22 @@ async function tokenRow(db: Executor, id: string): Promise<TokenRow | undefined>
   return row;
 }
 
+/**
+ * Tokens verified in this process: id -> stored secret hash. The rate limiter counts a request
+ * against its token only when the token matches one of these; any other bearer string (made up,
+ * unknown, revoked, or not yet seen here) counts against the client's address (decisions H21).
+ */
+const verifiedSecrets = new Map<string, Buffer>();
+
+/** The token's id when this exact token has been verified here and not revoked since; else null. */
+export function knownTokenId(raw: string): string | null {
+  const m = TOKEN_PATTERN.exec(raw);
+  if (!m) return null;
+  const id = uuidFromHex(m[1]!);
+  const stored = verifiedSecrets.get(id);
+  return stored && timingSafeEqual(stored, Buffer.from(hashSecret(m[2]!), 'hex')) ? id : null;
+}
+
 export async function verifyToken(db: Executor, raw: string): Promise<VerifiedToken> {
   const m = TOKEN_PATTERN.exec(raw);
   if (!m) throw new AppError('UNAUTHORIZED');
@@ -153,9 +164,15 @@ export async function verifyToken(db: Executor, raw: string): Promise<VerifiedTo
   const given = Buffer.from(hashSecret(m[2]!), 'hex');
   const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
   if (!row || stored.length !== given.length || !timingSafeEqual(stored, given)) throw new AppError('UNAUTHORIZED');
-  if (row.revoked_at) throw new AppError('TOKEN_REVOKED');
   const at = Date.now();
-  if (row.expires_at && Date.parse(row.expires_at) <= at) throw new AppError('TOKEN_EXPIRED');
+  if (row.revoked_at || (row.expires_at && Date.parse(row.expires_at) <= at)) {
+    verifiedSecrets.delete(id);
+    throw new AppError(row.revoked_at ? 'TOKEN_REVOKED' : 'TOKEN_EXPIRED');
+  }
+  if (!verifiedSecrets.has(id)) {
+    if (verifiedSecrets.size >= 10_000) verifiedSecrets.clear();
+    verifiedSecrets.set(id, stored);
+  }
   if ((lastTouched.get(id) ?? 0) + TOUCH_INTERVAL_MS < at) {
     lastTouched.set(id, at);
     repo.touchToken(db, id, new Date(at).toISOString()).catch(() => lastTouched.delete(id));
@@ -187,5 +204,6 @@ export async function listTokens(db: Executor, siteId: string) {
 
 export async function revokeToken(db: Executor, id: string): Promise<boolean> {
   tokenRows.delete(id);
+  verifiedSecrets.delete(id);
   return repo.revokeToken(db, id, now());
 }

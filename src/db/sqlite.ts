@@ -1,0 +1,225 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type TransactionSettings } from 'kysely';
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * One better-sqlite3 connection with its prepared statements cached by SQL text. better-sqlite3
+ * binds only numbers, strings, bigints, buffers and null: booleans become 0/1 and dates ISO
+ * strings here (the one place the SQLite value mapping lives).
+ */
+class SqliteHandle {
+  private readonly cache = new Map<string, BetterSqlite3.Statement>();
+  constructor(readonly raw: BetterSqlite3.Database) {}
+
+  statement(sql: string): BetterSqlite3.Statement {
+    let stmt = this.cache.get(sql);
+    if (!stmt) {
+      stmt = this.raw.prepare(sql);
+      if (this.cache.size >= STATEMENT_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  run(query: CompiledQuery): QueryResult<unknown> {
+    const stmt = this.statement(query.sql);
+    const params = query.parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p));
+    if (stmt.reader) return { rows: stmt.all(...params) };
+    const { changes, lastInsertRowid } = stmt.run(...params);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+}
+
+/** A promise-based mutex: the one writer connection serves one transaction at a time. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  lock(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((resolve) => (release = resolve));
+    const ready = this.tail.then(() => release);
+    this.tail = this.tail.then(() => next);
+    return ready;
+  }
+}
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+const isBusy = (err: unknown) => {
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_BUSY_RECOVERY';
+};
+
+/**
+ * The driver behind every SQLite database (decisions H20):
+ *
+ * - a writer connection for transactions and writes, one at a time (a mutex, as Kysely's own
+ *   driver), and on a file a second, read-only connection for every statement outside a
+ *   transaction that only reads: in WAL mode it never waits for a writer, in this process or
+ *   another one, so reads and `/health` go on while a write waits for the lock;
+ * - the writer's busy_timeout is 0 and a write that finds the file locked by another process
+ *   (the CLI, a backup) retries on a timer until `busyTimeoutMs`, instead of SQLite's busy
+ *   handler sleeping inside the synchronous call and freezing the event loop; past the deadline
+ *   SQLITE_BUSY reaches the errors plugin as a 503 with Retry-After.
+ */
+export class SqliteDriver implements Driver {
+  private readonly writerLock = new Mutex();
+
+  constructor(
+    readonly writer: SqliteHandle,
+    private readonly reader: SqliteHandle | null,
+    private readonly busyTimeoutMs: number,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new RoutedConnection(this);
+  }
+
+  /** Runs `work` on the writer, retrying while another process holds the lock, until the deadline. */
+  async onWriter<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      try {
+        return work();
+      } catch (err) {
+        if (!isBusy(err) || Date.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      }
+    }
+  }
+
+  async withWriterLock<T>(work: () => Promise<T>): Promise<T> {
+    const release = await this.writerLock.lock();
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
+  lockWriter(): Promise<() => void> {
+    return this.writerLock.lock();
+  }
+
+  /** The read-only connection when `sql` only reads and there is one; else null. */
+  readerFor(sql: string): SqliteHandle | null {
+    if (!this.reader) return null;
+    try {
+      return this.reader.statement(sql).readonly ? this.reader : null;
+    } catch {
+      // Not preparable on the reader (a table created moments ago in a transaction): the writer decides.
+      return null;
+    }
+  }
+
+  async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    await (connection as RoutedConnection).begin();
+  }
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as RoutedConnection).end('commit');
+  }
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as RoutedConnection).end('rollback');
+  }
+  async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`savepoint ${quoted(name)}`));
+  }
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`rollback to ${quoted(name)}`));
+  }
+  async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`release ${quoted(name)}`));
+  }
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).abandon();
+  }
+  async destroy(): Promise<void> {
+    this.reader?.raw.close();
+    this.writer.raw.close();
+  }
+}
+
+/** What Kysely holds as "a connection": routes each statement to the reader or the writer. */
+class RoutedConnection implements DatabaseConnection {
+  private release: (() => void) | null = null;
+
+  constructor(private readonly driver: SqliteDriver) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const { driver } = this;
+    if (this.release) return driver.writer.run(query) as QueryResult<R>;
+    const reader = driver.readerFor(query.sql);
+    if (reader) return reader.run(query) as QueryResult<R>;
+    // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.
+    return driver.withWriterLock(() => driver.onWriter(() => driver.writer.run(query))) as Promise<QueryResult<R>>;
+  }
+
+  async begin(): Promise<void> {
+    const release = await this.driver.lockWriter();
+    try {
+      await this.driver.onWriter(() => this.driver.writer.raw.exec('begin immediate'));
+      this.release = release;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Commit or roll back; a failed commit keeps the lock, as Kysely then rolls back. */
+  async end(how: 'commit' | 'rollback'): Promise<void> {
+    if (how === 'commit') this.driver.writer.raw.exec('commit');
+    else if (this.driver.writer.raw.inTransaction) this.driver.writer.raw.exec('rollback');
+    this.abandon();
+  }
+
+  /** Lets go of the writer (after commit or rollback, or a connection given back mid-transaction). */
+  abandon(): void {
+    if (!this.release) return;
+    if (this.driver.writer.raw.inTransaction) this.driver.writer.raw.exec('rollback');
+    const release = this.release;
+    this.release = null;
+    release();
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is not used; Kysely requires the method.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('Streaming is not supported on SQLite here');
+  }
+}
+
+class CairnSqliteDialect extends SqliteDialect {
+  constructor(private readonly driver: SqliteDriver) {
+    super({ database: {} as never });
+  }
+  override createDriver(): Driver {
+    return this.driver;
+  }
+}
+
+/** Opens a SQLite file (or `:memory:`) with its writer and, for a file, a read-only reader. */
+export function openSqliteDialect(file: string, busyTimeoutMs: number): { dialect: SqliteDialect; driver: SqliteDriver } {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = NORMAL');
+  // Waiting for another process's lock happens on a timer in SqliteDriver.onWriter, never
+  // inside SQLite's busy handler, which would block the event loop for the whole wait.
+  raw.pragma('busy_timeout = 0');
+  raw.pragma('foreign_keys = ON');
+  // Refresh the planner's statistics where they are missing or stale (SQLite's advice for
+  // long-lived connections); cheap when nothing changed.
+  if (file !== ':memory:') raw.pragma('optimize=0x10002');
+  let reader: SqliteHandle | null = null;
+  if (file !== ':memory:') {
+    const r = new BetterSqlite3(file, { readonly: true });
+    // A WAL reader waits only for a checkpoint's brief exclusive moments (or WAL recovery).
+    r.pragma('busy_timeout = 100');
+    reader = new SqliteHandle(r);
+  }
+  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs);
+  return { dialect: new CairnSqliteDialect(driver), driver };
+}
