@@ -18,6 +18,7 @@ import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
+import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -56,12 +57,26 @@ function parseQuery(raw: string): Record<string, unknown> {
   return out;
 }
 
+/** Query parameters that carry credentials: never written to a log (tokens belong in the Authorization header). */
+const SECRET_QUERY = /([?&](?:access_token|token|api_key|apikey|key|secret|password)=)[^&#]*/gi;
+
+/** The request as logged: Fastify's fields, with credentials in the query string redacted. */
+function serializeRequest(req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+  return { method: req.method, url: req.url.replace(SECRET_QUERY, '$1[redacted]'), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+}
+
 /** The app as a plugin tree in a fixed order: errors, route guard, rate limit, docs, modules. */
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App & { database: Database }> {
-  const logger = options.logger ?? {
-    level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.secret'], censor: '[redacted]' },
-  };
+  // A logger given by the caller (tests: a level and a stream) keeps the redaction rules.
+  const logger =
+    options.logger === false
+      ? false
+      : {
+          level: config.logLevel,
+          redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.secret'], censor: '[redacted]' },
+          serializers: { req: serializeRequest },
+          ...(typeof options.logger === 'object' ? options.logger : {}),
+        };
   const app = Fastify({
     logger,
     bodyLimit: config.bodyLimit,
@@ -171,6 +186,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     { prefix: '/v1' },
   );
 
+  // Tokens revoked or changed by another process (the CLI, another instance) stop working at once.
+  const stopWatchingTokens = database.watchTokenChanges(forgetTokens);
+
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs });
   for (const mod of modules) mod.jobs?.(worker, deps);
   app.decorate('worker', worker);
@@ -178,6 +196,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   app.addHook('onClose', async () => {
     await worker.stop();
+    await stopWatchingTokens();
     await rateLimiter.close();
     // A database handed in by the caller is the caller's to close.
     if (!options.database) await database.close();

@@ -13,6 +13,14 @@ export interface Database {
   dialect: DialectName;
   /** PostgreSQL schema the sessions use, when not the default one. */
   schema?: string;
+  /**
+   * Calls `onChange` when another process may have changed API tokens (revoked one, changed its
+   * scopes or expiry), with the token id when known, so cached token rows are forgotten at once
+   * (decisions H23). PostgreSQL: LISTEN on `cairn_api_tokens` (migration 0013). SQLite: any commit
+   * by another process on the file (`PRAGMA data_version`, checked every 100 ms). Returns a stop
+   * function.
+   */
+  watchTokenChanges(onChange: (tokenId?: string) => void): () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,9 +34,66 @@ export interface ConnectOptions {
 }
 
 function openSqlite(file: string, busyTimeoutMs: number): Database {
-  const { dialect } = openSqliteDialect(file, busyTimeoutMs);
+  const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs);
   const db = new Kysely<DB>({ dialect });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const watchTokenChanges = (onChange: () => void) => {
+    // data_version of the writer changes only when another connection (another process: our own
+    // reader never writes) commits; a cheap counter read, no query against the tables.
+    let seen = driver.dataVersion();
+    const timer = setInterval(() => {
+      const now = driver.dataVersion();
+      if (now !== seen) {
+        seen = now;
+        onChange();
+      }
+    }, 100);
+    timer.unref();
+    return async () => clearInterval(timer);
+  };
+  return { db, dialect: 'sqlite', watchTokenChanges, close: () => db.destroy() };
+}
+
+/**
+ * A dedicated connection that LISTENs for token changes, reconnecting with backoff when it drops;
+ * after a reconnect everything cached is forgotten, since notifications may have been missed.
+ */
+function listenForTokenChanges(clientConfig: pg.ClientConfig, onChange: (tokenId?: string) => void, onError?: (err: Error) => void) {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  const connect = async (delay: number, reconnect: boolean) => {
+    if (stopped) return;
+    const c = new pg.Client(clientConfig);
+    c.on('error', (err) => onError?.(err));
+    c.on('notification', (msg) => onChange(msg.payload || undefined));
+    c.on('end', () => {
+      if (client === c && !stopped) {
+        client = null;
+        retry = setTimeout(() => void connect(1000, true), 1000);
+        retry.unref();
+      }
+    });
+    try {
+      await c.connect();
+      await c.query('listen cairn_api_tokens');
+      if (stopped) return void (await c.end().catch(() => undefined));
+      client = c;
+      if (reconnect) onChange();
+    } catch (err) {
+      onError?.(err as Error);
+      await c.end().catch(() => undefined);
+      retry = setTimeout(() => void connect(Math.min(delay * 2, 10_000), true), delay);
+      retry.unref();
+    }
+  };
+  void connect(500, false);
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    const c = client;
+    client = null;
+    await c?.end().catch(() => undefined);
+  };
 }
 
 function openPostgres(url: string, options: ConnectOptions): Database {
@@ -59,7 +124,9 @@ function openPostgres(url: string, options: ConnectOptions): Database {
   // fails on its own and its request answers 503; the pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', schema: options.pgSchema, close: () => db.destroy() };
+  const watchTokenChanges = (onChange: (tokenId?: string) => void) =>
+    listenForTokenChanges({ connectionString: url, application_name: `${pool.options.application_name}:listen` }, onChange, options.onPoolError);
+  return { db, dialect: 'postgres', schema: options.pgSchema, watchTokenChanges, close: () => db.destroy() };
 }
 
 /**

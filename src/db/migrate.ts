@@ -11,6 +11,7 @@ import * as m0009 from './migrations/0009_contents_search.js';
 import * as m0010 from './migrations/0010_webhooks.js';
 import * as m0011 from './migrations/0011_content_link_indexes.js';
 import * as m0012 from './migrations/0012_content_counts.js';
+import * as m0013 from './migrations/0013_token_notify.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<
   '0010_webhooks': m0010,
   '0011_content_link_indexes': m0011,
   '0012_content_counts': m0012,
+  '0013_token_notify': m0013,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -75,6 +75,11 @@ export class SqliteDriver implements Driver {
 
   async init(): Promise<void> {}
 
+  /** Changes when another connection to the file commits (never for this writer's own commits). */
+  dataVersion(): number {
+    return this.writer.raw.pragma('data_version', { simple: true }) as number;
+  }
+
   async acquireConnection(): Promise<DatabaseConnection> {
     return new RoutedConnection(this);
   }

@@ -121,8 +121,8 @@ const lastTouched = new Map<string, number>();
 
 /**
  * Token rows are kept for a few seconds, so a burst of requests costs one lookup: revoking in
- * this process takes effect at once (revokeToken forgets the row), a revocation by another
- * process (the CLI, another instance) within VERIFIED_TTL_MS. The secret is still hashed and
+ * this process takes effect at once (revokeToken forgets the row), and so does a revocation by
+ * another process (the CLI, another instance): the database announces it (forgetTokens). The secret is still hashed and
  * compared on every request, and expiry is checked against the clock every time.
  */
 const VERIFIED_TTL_MS = 5_000;
@@ -154,6 +154,17 @@ export function knownTokenId(raw: string): string | null {
   const id = uuidFromHex(m[1]!);
   const stored = verifiedSecrets.get(id);
   return stored && timingSafeEqual(stored, Buffer.from(hashSecret(m[2]!), 'hex')) ? id : null;
+}
+
+/** Forgets a token's cached row (or every cached row): another process changed it (decisions H23). */
+export function forgetTokens(tokenId?: string): void {
+  if (tokenId) {
+    tokenRows.delete(tokenId);
+    verifiedSecrets.delete(tokenId);
+  } else {
+    tokenRows.clear();
+    verifiedSecrets.clear();
+  }
 }
 
 export async function verifyToken(db: Executor, raw: string): Promise<VerifiedToken> {
