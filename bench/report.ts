@@ -62,6 +62,8 @@ export interface BenchReport {
   serverIdleRssMb: number | null;
   baselines: BaselineResult[];
   endpoints: EndpointResult[];
+  /** Another site's reads, quiet and under a heavy flood (bench/noisy-neighbour.ts). */
+  noisyNeighbour?: Array<{ flood: string; ratio: number; quiet: Measurement; loud: Measurement }>;
   ok: boolean;
 }
 

@@ -11,6 +11,9 @@
  *    the server's RSS after each, prints a markdown table and the endpoints' targets, and writes
  *    bench/results/latest.json.
  *
+ * 4. The noisy-neighbour rows (bench/noisy-neighbour.ts): another site's read p99 while one site
+ *    floods heavy writes and searches, as a ratio to its quiet p99.
+ *
  * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
  * whose name contains it, case-insensitive; their seeders only). Exit code 1 when the server does
  * not start, any run had non-2xx responses, connection errors or timeouts, or a baseline does not
@@ -39,6 +42,7 @@ import {
 } from './report.js';
 import { seedDatabase } from './seed.js';
 import { checkParity, statementLabel, type ParityResult } from './parity.js';
+import { formatNoisyNeighbour, measureNoisyNeighbour, type NoisyNeighbourRow } from './noisy-neighbour.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
@@ -70,7 +74,7 @@ async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
   const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
-  if (endpoints.length === 0) throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
+  if (endpoints.length === 0 && !(filter && 'noisy neighbour'.includes(filter))) throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
 
   const startedAt = new Date().toISOString();
@@ -215,6 +219,12 @@ async function main(): Promise<number> {
         };
       }
     }
+    // 3c. Another tenant's reads while one site floods heavy requests (issue 16 item 6).
+    let noisy: NoisyNeighbourRow[] = [];
+    if (!filter || 'noisy neighbour'.includes(filter)) {
+      process.stderr.write('measuring the noisy neighbour rows ...\n');
+      noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids });
+    }
     if (server.proc.exitCode !== null) throw new Error(`the cairn server exited during the run\n${server.output()}`);
 
     const report: BenchReport = {
@@ -226,6 +236,7 @@ async function main(): Promise<number> {
       serverIdleRssMb,
       baselines: baselineResults,
       endpoints: endpointResults,
+      ...(noisy.length ? { noisyNeighbour: noisy } : {}),
       ok: false,
     };
     const warnings = [...parityErrors, ...formatWarnings(report)];
@@ -233,6 +244,10 @@ async function main(): Promise<number> {
 
     log(formatTable(report, BASELINES));
     log();
+    if (noisy.length) {
+      log(formatNoisyNeighbour(noisy));
+      log();
+    }
     const targets = formatTargets(report, BASELINES);
     if (targets.length) {
       log('targets:');

@@ -14,7 +14,7 @@ export interface SeedTiming {
 /**
  * Prepares the database file before the server starts, through the app's own services (from src,
  * so seeding follows the same rules as the API): migrations, one site, one token with every
- * scope, then each endpoint's seeder. The connection is closed before the server opens the file.
+ * scope (and a neighbour site with its own), then each endpoint's seeder. The connection is closed before the server opens the file.
  */
 export async function seedDatabase(databaseUrl: string, endpoints: readonly BenchEndpoint[]): Promise<{ ctx: BenchContext; timings: SeedTiming[] }> {
   const database = connectDatabase({ databaseUrl });
@@ -22,7 +22,17 @@ export async function seedDatabase(databaseUrl: string, endpoints: readonly Benc
     await migrateToLatest(database);
     const site = await createSite(database.db, { name: 'Bench Site', domain: 'bench.test' });
     const token = await createToken(database.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
-    const ctx: BenchContext = { siteId: site.id, siteSlug: site.slug, userId: site.ownerUserId, token: token.token, publicKey: site.publicKey };
+    // A second tenant, for the noisy-neighbour rows: its reads while the first site floods.
+    const neighbour = await createSite(database.db, { name: 'Neighbour Site', domain: 'neighbour.test' });
+    const neighbourToken = await createToken(database.db, { siteId: neighbour.id, userId: neighbour.ownerUserId, name: 'neighbour', scopes: 'all' });
+    const ctx: BenchContext = {
+      siteId: site.id,
+      siteSlug: site.slug,
+      userId: site.ownerUserId,
+      token: token.token,
+      publicKey: site.publicKey,
+      neighbourToken: neighbourToken.token,
+    };
 
     // One run per distinct seeder function, even when several endpoints share it.
     const seen = new Set<Seeder>();

@@ -4,7 +4,7 @@ import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
 import { findFreeSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
-import { richTextFromInput } from '../../shared/richtext/index.js';
+import { renderRichText } from '../../shared/richtext/render-pool.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
 import { translationStatus, newTranslationGroup, copyTargetLocale, assertLocaleFree, translatedIds } from '../../shared/translations/index.js';
 import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
@@ -272,10 +272,24 @@ async function checkCustomData(tx: Executor, siteId: string, customData: Record<
   throw invalid('CUSTOM_DATA_NOT_ALLOWED', 'customData');
 }
 
-function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }) {
-  const result = richTextFromInput(input);
+/**
+ * Characters of a body's plain text kept in `body_text`, the text search indexes (decisions
+ * H19): PostgreSQL cannot hold a tsvector over 1 MB, and highlighting reads the whole column.
+ * Words past it are not found by search; the body itself, its HTML and markdown are whole.
+ */
+export const SEARCH_TEXT_MAX = 100_000;
+
+async function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }) {
+  const result = await renderRichText(input);
   if (result && !result.ok) throw issuesError('BODY_INVALID', result.issues);
-  return result ? { body: toJson(result.value.doc), body_html: result.value.html, body_text: result.value.text } : null;
+  return result ? { body: toJson(result.value.doc), body_html: result.value.html, body_text: searchText(result.value.text) } : null;
+}
+
+/** The first SEARCH_TEXT_MAX characters, not cutting a surrogate pair in two. */
+function searchText(text: string): string {
+  if (text.length <= SEARCH_TEXT_MAX) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[SEARCH_TEXT_MAX - 1]!) ? SEARCH_TEXT_MAX - 1 : SEARCH_TEXT_MAX;
+  return text.slice(0, end);
 }
 
 export async function createContent(db: Db, auth: Auth, input: ContentCreateInput) {
@@ -284,7 +298,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
   const status: ContentStatus = input.status ?? 'draft';
   if (status !== 'draft') mayChangeStatus(auth, auth.userId);
   const scheduledAt = status === 'scheduled' ? futureScheduledAt(input.scheduledAt) : null;
-  const rendered = renderBody(input);
+  const rendered = await renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
   return db.transaction().execute(async (tx) => {
@@ -330,7 +344,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
 export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput) {
   const siteId = auth.siteId;
   const rendered =
-    input.body !== undefined || input.bodyMarkdown !== undefined ? (renderBody(input) ?? { body: null, body_html: '', body_text: '' }) : undefined;
+    input.body !== undefined || input.bodyMarkdown !== undefined ? ((await renderBody(input)) ?? { body: null, body_html: '', body_text: '' }) : undefined;
   return db.transaction().execute(async (tx) => {
     const v = visibilityOf(auth);
     const row = await repo.findContent(tx, siteId, id, v);
@@ -505,11 +519,11 @@ export async function getRevision(db: Executor, auth: Auth, id: number, revision
 export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId: number) {
   const revision = await getRevision(db, auth, id, revisionId);
   const s = revision.snapshot as Record<string, any>;
+  const body = (s.body ? await renderBody({ body: s.body }) : null) ?? { body: null, body_html: '', body_text: '' };
   return db.transaction().execute(async (tx) => {
     const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
     if (!row) throw notFound('content');
     const before = await snapshotOf(tx, auth.siteId, row);
-    const body = s.body ? renderBody({ body: s.body }) : { body: null, body_html: '', body_text: '' };
     const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
       ...(contentFields.patch(s) as Partial<ContentColumns>),

@@ -5,7 +5,8 @@ import { invalid, issuesError, notFound } from '../../shared/errors.js';
 import { validateFieldData, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { canonicalLocale } from '../../shared/locales.js';
 import { pageMeta } from '../../shared/pagination.js';
-import { richTextFromInput, type RenderedRichText } from '../../shared/richtext/index.js';
+import type { RenderedRichText } from '../../shared/richtext/index.js';
+import { renderRichText } from '../../shared/richtext/render-pool.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import * as repo from './single-types.repository.js';
 import { type SingleTypeCreate, type SingleTypeListQuery, type SingleTypeUpdate, singleTypeFields, singleTypeList } from './single-types.schemas.js';
@@ -48,8 +49,8 @@ function checkData(schema: FieldDefinition[] | null, data: Record<string, unknow
 }
 
 /** `body` or `bodyMarkdown` -> the rendered body; null when neither is given (422 BODY_INVALID when invalid). */
-function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }): RenderedRichText | null {
-  const rich = richTextFromInput(input);
+async function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }): Promise<RenderedRichText | null> {
+  const rich = await renderRichText(input);
   if (rich && !rich.ok) throw issuesError('BODY_INVALID', rich.issues);
   return rich ? rich.value : null;
 }
@@ -74,7 +75,7 @@ export async function getSingleType(db: Executor, siteId: string, slug: string, 
 export async function createSingleType(db: Db, siteId: string, input: Static<typeof SingleTypeCreate>) {
   const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
   const name = trimmedName(input.name);
-  const rendered = renderBody(input);
+  const rendered = await renderBody(input);
   if (input.data === undefined && !rendered) {
     throw invalid('VALIDATION_FAILED', 'data', 'is required unless body or bodyMarkdown is given');
   }
@@ -123,7 +124,7 @@ export async function updateSingleType(db: Db, siteId: string, slug: string, loc
     const data = (input.data ?? parseJson<Record<string, unknown>>(row.data, {})) as Record<string, unknown>;
     if (schemaGiven || input.data !== undefined) checkData(schema, data);
     const bodyGiven = input.body !== undefined || input.bodyMarkdown !== undefined;
-    const rendered = bodyGiven ? renderBody(input) : null;
+    const rendered = bodyGiven ? await renderBody(input) : null;
     await repo.singleTypesTable.update(
       tx,
       siteId,

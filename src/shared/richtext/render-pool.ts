@@ -1,0 +1,105 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { richTextFromInput } from './index.js';
+
+type Input = Parameters<typeof richTextFromInput>[0];
+type Result = ReturnType<typeof richTextFromInput>;
+
+/**
+ * Bodies with more text than this render on a worker thread (decisions H24): converting,
+ * validating, sanitising and rendering a 1 MB markdown body takes the event loop for hundreds of
+ * milliseconds, which every other request of every site would wait for. Smaller bodies (nearly
+ * all: a long article is 30-60 KB) render inline, where a thread hop would cost more than it saves.
+ */
+export const OFF_THREAD_CHARS = 64 * 1024;
+
+/** Characters of text in `value`, counted only up to `limit` (a 1 MB document costs no full walk). */
+export function textSizeAtLeast(value: unknown, limit: number): boolean {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length && size < limit) {
+    const node = stack.pop();
+    if (typeof node === 'string') size += node.length;
+    else if (Array.isArray(node)) for (const v of node) stack.push(v);
+    else if (node && typeof node === 'object') for (const v of Object.values(node)) stack.push(v);
+  }
+  return size >= limit;
+}
+
+/** A worker that renders; under tsx (development, tests) the worker registers tsx to load TypeScript. */
+function startWorker(): Worker {
+  const url = new URL(`./render-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+  if (url.pathname.endsWith('.js')) return new Worker(url);
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`, { eval: true });
+}
+
+interface Pending {
+  resolve(result: Result): void;
+  reject(err: Error): void;
+}
+
+/**
+ * A few rendering threads (one per spare core, at most two), started on first use, each given one
+ * input at a time; queued inputs wait their turn. A thread that dies fails its input and is
+ * replaced on the next one. Threads do not keep the process alive.
+ */
+class RenderPool {
+  private readonly size = Math.max(1, Math.min(2, os.availableParallelism() - 1));
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Map<Worker, Pending & { id: number }>();
+  private readonly queue: Array<{ input: Input } & Pending> = [];
+  private nextId = 1;
+
+  run(input: Input): Promise<Result> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length) {
+      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : null);
+      if (!worker) return;
+      const task = this.queue.shift()!;
+      const id = this.nextId++;
+      this.busy.set(worker, { id, resolve: task.resolve, reject: task.reject });
+      worker.postMessage({ id, input: task.input });
+    }
+  }
+
+  private spawn(): Worker {
+    const worker = startWorker();
+    worker.unref();
+    worker.on('message', (msg: { id: number; result?: Result; error?: string }) => {
+      const task = this.busy.get(worker);
+      if (!task || task.id !== msg.id) return;
+      this.busy.delete(worker);
+      this.idle.push(worker);
+      if (msg.error !== undefined) task.reject(new Error(msg.error));
+      else task.resolve(msg.result!);
+      this.dispatch();
+    });
+    const fail = (err: Error) => {
+      const task = this.busy.get(worker);
+      this.busy.delete(worker);
+      const at = this.idle.indexOf(worker);
+      if (at >= 0) this.idle.splice(at, 1);
+      task?.reject(err);
+      this.dispatch();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`rendering thread exited with code ${code}`)));
+    return worker;
+  }
+}
+
+let pool: RenderPool | null = null;
+
+/** richTextFromInput, on a rendering thread when the input has more than OFF_THREAD_CHARS of text. */
+export async function renderRichText(input: Input): Promise<Result> {
+  const large = typeof input.bodyMarkdown === 'string' ? input.bodyMarkdown.length >= OFF_THREAD_CHARS : textSizeAtLeast(input.body, OFF_THREAD_CHARS);
+  if (!large) return richTextFromInput(input);
+  pool ??= new RenderPool();
+  return pool.run(input);
+}
