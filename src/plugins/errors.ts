@@ -2,6 +2,7 @@ import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody, type FieldErrors } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
+import { FORMAT_MESSAGES } from '../shared/formats.js';
 
 interface AjvError {
   instancePath: string;
@@ -35,6 +36,8 @@ function messageOf(error: AjvError): string {
       return `must be at most ${error.params.limit} characters`;
     case 'minLength':
       return error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters`;
+    case 'format':
+      return FORMAT_MESSAGES[String(error.params.format)] ?? error.message ?? 'is invalid';
     case 'maxItems':
       return `must have at most ${error.params.limit} items`;
     case 'minItems':

@@ -1,7 +1,48 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, preValidationAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Executor } from '../db/types.js';
+import { AppError } from '../shared/errors.js';
+import { ID_PATTERN, MAX_ID } from '../shared/schemas.js';
 import { isScope } from '../shared/scopes.js';
 import { authHook } from './auth.js';
+
+const CANONICAL_ID = new RegExp(ID_PATTERN);
+
+/**
+ * Only a canonical decimal id in range names a record (decisions H16): `0x10`, `+12`, `012`,
+ * ` 12`, `1e1` or an id past 2,147,483,647 would be coerced to a number by the validator (or
+ * overflow PostgreSQL's integer); they are simply not found.
+ */
+function canonicalIds(pathIds: readonly string[], queryIds: readonly string[]): preValidationAsyncHookHandler {
+  return async (request) => {
+    const params = request.params as Record<string, unknown>;
+    for (const name of pathIds) {
+      const value = params[name];
+      if (typeof value === 'string' && !CANONICAL_ID.test(value)) throw new AppError('NOT_FOUND');
+    }
+    // In a query (`ids[]=0x10`, `parentId=+3`), a non-canonical id is a mistake to report (422).
+    const query = request.query as Record<string, unknown>;
+    for (const name of queryIds) {
+      const given = query[name];
+      const values = Array.isArray(given) ? given : given === undefined ? [] : [given];
+      if (values.some((v) => typeof v === 'string' && v !== 'null' && !CANONICAL_ID.test(v))) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: `${name} must hold ids written in decimal digits, from 1 to ${MAX_ID}`,
+          errors: { [name]: [`must be ids written in decimal digits, from 1 to ${MAX_ID}`] },
+        });
+      }
+    }
+  };
+}
+
+type JsonSchema = { type?: string; maximum?: number; items?: JsonSchema; anyOf?: JsonSchema[] };
+
+/** Whether a schema is an id (`Id()`: an integer up to MAX_ID), a list of them, or either of those or null. */
+function isIdSchema(schema: JsonSchema | undefined): boolean {
+  if (!schema) return false;
+  if (schema.type === 'integer') return schema.maximum === MAX_ID;
+  if (schema.type === 'array') return isIdSchema(schema.items);
+  return !!schema.anyOf?.some(isIdSchema);
+}
 
 export interface RouteInfo {
   method: string;
@@ -45,6 +86,17 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     const responses = (schema.response ??= {}) as Record<string, unknown>;
     responses[429] ??= errorRef('Rate limit exceeded; see Retry-After');
     if (schema.body || schema.querystring || schema.params) responses[422] ??= errorRef('Validation failed; `errors` names each field');
+    const pathIds = Object.entries((schema.params?.properties ?? {}) as Record<string, JsonSchema>)
+      .filter(([, p]) => p.type === 'integer')
+      .map(([name]) => name);
+    const queryIds = Object.entries((schema.querystring?.properties ?? {}) as Record<string, JsonSchema>)
+      .filter(([, p]) => isIdSchema(p))
+      .map(([name]) => name);
+    if (pathIds.length || queryIds.length) {
+      const existingPre = route.preValidation;
+      const check = canonicalIds(pathIds, queryIds);
+      route.preValidation = existingPre ? [check, ...(Array.isArray(existingPre) ? existingPre : [existingPre])] : [check];
+    }
     if (scope === 'public') return;
 
     responses[401] ??= errorRef('Missing, malformed, unknown, revoked or expired token');

@@ -1,5 +1,6 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { FORMATS } from '../shared/formats.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -17,10 +18,17 @@ let shared: { text: Ajv; json: Ajv } | null = null;
  * One pair of Ajv instances serves every context: building one compiles Ajv's meta-schema,
  * which cost about 1 s of start-up when each context had its own.
  */
+/** ajv-formats (date-time, uri, uuid, email: full mode, real dates) and Cairn's own (shared/formats.ts). */
+function withFormats(ajv: Ajv): Ajv {
+  addFormats(ajv);
+  for (const [name, validate] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate });
+  return ajv;
+}
+
 export function buildValidator(externalSchemas: Record<string, unknown>) {
   shared ??= {
-    text: addFormats(new Ajv({ ...common, coerceTypes: 'array' })),
-    json: addFormats(new Ajv({ ...common, coerceTypes: false })),
+    text: withFormats(new Ajv({ ...common, coerceTypes: 'array' })),
+    json: withFormats(new Ajv({ ...common, coerceTypes: false })),
   };
   const { text, json } = shared;
   for (const schema of Object.values(externalSchemas)) {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { SelectQueryBuilder } from 'kysely';
 import type { SqlDialect } from '../db/dialect.js';
 import { dateBound } from './pagination.js';
-import { Locale } from './schemas.js';
+import { Id, Locale } from './schemas.js';
 
 /**
  * The filters most lists share (decisions G6, G7): search, slug, slugs[], ids[], excludeIds[],
@@ -12,8 +12,8 @@ export const CommonFilters = {
   search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive text search' })),
   slug: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   slugs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'Any of these slugs (`slugs[]=a&slugs[]=b`)' })),
-  ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description: 'Any of these ids (`ids[]=1&ids[]=2`)' })),
-  excludeIds: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description: 'None of these ids' })),
+  ids: Type.Optional(Type.Array(Id(), { maxItems: 100, description: 'Any of these ids (`ids[]=1&ids[]=2`)' })),
+  excludeIds: Type.Optional(Type.Array(Id(), { maxItems: 100, description: 'None of these ids' })),
   locale: Type.Optional(Locale),
   translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Members of this translation group' })),
 };

@@ -20,7 +20,17 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export const Uuid = Type.String({ format: 'uuid' });
 export const Locale = Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47 language tag' });
 
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+/** Ids are 32-bit on both databases (PostgreSQL `integer`): 1 to 2,147,483,647 (decisions H16). */
+export const MAX_ID = 2_147_483_647;
+/** A canonical decimal id as text, 1 to MAX_ID: no sign, no leading zero, no hex, no spaces. */
+export const ID_PATTERN =
+  '^(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$';
+/** An id in a body or a query: a 422 naming the field when out of range. */
+export const Id = (options: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: MAX_ID, ...options });
+/** An id given as a number or as its canonical decimal text (lists that accept both). */
+export const IdOrText = () => Type.Union([Id(), Type.String({ pattern: ID_PATTERN })]);
+
+export const IdParams = Type.Object({ id: Id() });
 export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 
 export const Message = Type.Object({ message: Type.String() });
@@ -84,10 +94,12 @@ export function Paginated<T extends TSchema>(item: T) {
 }
 
 /** ISO 8601 date or date-time, as accepted by date filters (decisions G6, G8). */
-export const DateFilter = Type.String({
-  pattern: '^\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$',
-  description: 'ISO 8601 date or date-time',
-});
+export const DateFilter = Type.String({ format: 'calendar-date', maxLength: 40, description: 'ISO 8601 date or date-time, a real one' });
+
+/** An absolute http(s) URL (decisions H18). */
+export const HttpUrl = (options: { maxLength?: number; description?: string } = {}) => Type.String({ format: 'http-url', maxLength: 2048, ...options });
+/** An absolute http(s) URL or a path on the site (`/images/a.png`). */
+export const UrlOrPath = (options: { maxLength?: number; description?: string } = {}) => Type.String({ format: 'url-or-path', maxLength: 2048, ...options });
 
 /** A translation-status answer (decisions G10). */
 export const TranslationStatus = Type.Object({

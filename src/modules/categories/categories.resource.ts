@@ -3,7 +3,7 @@ import type { Executor } from '../../db/types.js';
 import { common, fieldMap, nullableNumber } from '../../kit/fields.js';
 import { translatableResource } from '../../kit/translatable.js';
 import { pageMeta } from '../../shared/pagination.js';
-import { Locale, Nullable, named, PageMeta } from '../../shared/schemas.js';
+import { Id, Locale, UrlOrPath, Nullable, named, PageMeta } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 import type { Visibility } from '../contents/contents.repository.js';
 import { contentCountsByCategory, contentsOfCategory, linkedContentCounts } from '../contents/content-links.js';
@@ -41,10 +41,10 @@ export const categoryFields = fieldMap({
   image: {
     column: 'image',
     schema: Nullable(Type.String()),
-    input: Nullable(Type.String({ minLength: 1, maxLength: 2048, description: 'Image URL' })),
+    input: Nullable(UrlOrPath({ description: 'Image URL: http(s), or a path on the site' })),
     translated: true,
   },
-  parentId: { column: 'parent_id', schema: Nullable(Type.Integer()), input: Nullable(Type.Integer({ minimum: 1 })), read: nullableNumber },
+  parentId: { column: 'parent_id', schema: Nullable(Type.Integer()), input: Nullable(Id()), read: nullableNumber },
   locale: common.locale,
   translationGroup: common.translationGroup,
   contentCount: { schema: Type.Integer({ description: 'Contents linked to this category' }) },
@@ -75,7 +75,7 @@ export const categories = translatableResource({
     search: ['name', 'slug', 'description'],
     common: ['search', 'slug', 'slugs', 'ids', 'excludeIds', 'locale', 'translationGroup'],
     filters: {
-      parentId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('null')], { description: 'Children of this category; `null` for roots' })),
+      parentId: Type.Optional(Type.Union([Id(), Type.Literal('null')], { description: 'Children of this category; `null` for roots' })),
       isRoot: Type.Optional(Type.Boolean({ description: 'Only root categories (true) or only children (false)' })),
       includeChildren: Type.Optional(Type.Boolean({ description: 'With parentId: all descendants, not only direct children' })),
     },
@@ -140,7 +140,7 @@ export const CategoryDetail = named(
 );
 
 export const CategoryDetailQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1, description: "Page of the category's contents" }),
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "Page of the category's contents" }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 15, description: 'Contents per page' }),
 });
 

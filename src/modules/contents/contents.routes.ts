@@ -33,7 +33,7 @@ async function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, paylo
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: "Default: the site's default locale" })) });
 const PageQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
 });
 

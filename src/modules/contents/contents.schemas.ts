@@ -2,7 +2,7 @@ import { parseJson, toJson } from '../../db/json.js';
 import { fieldMap } from '../../kit/fields.js';
 import { Type, type Static } from 'typebox';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { DateFilter, Locale, Nullable, named, PageMeta, ref, Timestamp } from '../../shared/schemas.js';
+import { DateFilter, HttpUrl, Id, IdOrText, Locale, UrlOrPath, Nullable, named, PageMeta, ref, Timestamp } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 
 export const STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
@@ -75,8 +75,7 @@ export const ContentDetail = Type.Object({
   jsonLd: Type.Array(AnyObject, { description: 'The JSON-LD blocks (Article, FAQPage) built from structuredData' }),
 });
 
-const IdList = Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })]), { maxItems: 100, uniqueItems: true });
-const Url = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const IdList = Type.Array(IdOrText(), { maxItems: 100, uniqueItems: true });
 
 const editable = {
   title: Type.String({ minLength: 1, maxLength: 500 }),
@@ -85,14 +84,14 @@ const editable = {
   body: Nullable(AnyObject),
   bodyMarkdown: Nullable(Type.String({ maxLength: 1_000_000 })),
   status: Status,
-  featuredImageUrl: Nullable(Url(2048)),
+  featuredImageUrl: Nullable(UrlOrPath({ maxLength: 2048 })),
   featuredImageAlt: Nullable(Type.String({ maxLength: 500 })),
   scheduledAt: Nullable(Type.String({ format: 'date-time', description: 'ISO 8601 with offset; required and in the future when status is scheduled' })),
   metaTitle: Nullable(Type.String({ maxLength: 255 })),
   metaDescription: Nullable(Type.String({ maxLength: 500 })),
   metaKeywords: Nullable(Type.String({ maxLength: 500, description: 'Comma-separated keywords' })),
-  canonicalUrl: Nullable(Url(1000)),
-  ogImage: Nullable(Url(1000)),
+  canonicalUrl: Nullable(HttpUrl({ maxLength: 1000 })),
+  ogImage: Nullable(UrlOrPath({ maxLength: 1000 })),
   metadata: Nullable(AnyObject),
   categoryIds: IdList,
   tagIds: IdList,
@@ -142,7 +141,7 @@ export const ContentUpdate = Type.Partial(Type.Omit(ContentCreate, ['locale', 't
 export type ContentCreateInput = Static<typeof ContentCreate>;
 export type ContentUpdateInput = Static<typeof ContentUpdate>;
 
-const IdArray = (description: string) => Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100, description }));
+const IdArray = (description: string) => Type.Optional(Type.Array(Id(), { maxItems: 100, description }));
 export const ContentListFilters = {
   type: Type.Optional(Type.Literal('post')),
   status: Type.Optional(Status),
@@ -185,7 +184,7 @@ export const SearchResult = Type.Object({
 });
 
 export const BulkIds = Type.Object({
-  ids: Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })]), {
+  ids: Type.Array(IdOrText(), {
     minItems: 1,
     maxItems: 50,
     description: '1 to 50 ids; duplicates count once; unknown ids are skipped (G16)',
@@ -203,8 +202,8 @@ export const Revision = Type.Object({
 export const RevisionDetail = Type.Object({ ...Revision.properties, snapshot: AnyObject });
 export const RevisionList = Type.Object({ data: Type.Array(ref(named('ContentRevisionSummary', Revision))), meta: PageMeta });
 export const RevisionParams = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-  revisionId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  id: Id(),
+  revisionId: Id(),
 });
 
 /** The response schemas by name in OpenAPI (components.schemas). */

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { Nullable, named, Timestamp } from '../../shared/schemas.js';
+import { HttpUrl, Nullable, named, Timestamp } from '../../shared/schemas.js';
 
 export const HOSTNAME_PATTERN =
   '^(?=.{1,255}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\\d{1,5})?$';
-const Url = Type.String({ format: 'uri', maxLength: 1000, pattern: '^https?://' });
+const Url = HttpUrl({ maxLength: 1000 });
 
 export const SiteListItem = Type.Object({
   id: Type.String(),

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_TYPES, type EventType } from '../../jobs/outbox.js';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { IdParams, Nullable, named, Timestamp } from '../../shared/schemas.js';
+import { Id, IdParams, Nullable, named, Timestamp } from '../../shared/schemas.js';
 
 // ---- the event catalog ----
 
@@ -221,7 +221,7 @@ export const DeliveryListQuery = listQuerySchema(
 
 export const DeliveryParams = Type.Object({
   id: IdParams.properties.id,
-  deliveryId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  deliveryId: Id(),
 });
 
 export type WebhookCreateInput = Static<typeof WebhookCreate>;
