@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import querystring from 'node:querystring';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
@@ -15,9 +16,11 @@ import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
+import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
+import { registerRetention } from './jobs/retention.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -111,6 +114,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const { box: secrets, source: keySource } = loadSecretBox(config.secrets, config.dataDir);
+  if (keySource === 'file') {
+    app.log.info(
+      { keyId: secrets.keyId },
+      `secrets are encrypted with the key in ${path.join(config.dataDir, KEY_FILE)}; set CAIRN_SECRET_KEY when several instances share one database`,
+    );
+  }
   const database =
     options.database ??
     connectDatabase({
@@ -126,7 +136,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     throw err;
   });
   if (options.migrate !== false) await migrateToLatest(database);
-  const deps = { db: database.db, config };
+  const deps = { db: database.db, config, secrets };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -190,6 +200,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const stopWatchingTokens = database.watchTokenChanges(forgetTokens);
 
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs });
+  registerRetention(worker, config.retention);
   for (const mod of modules) mod.jobs?.(worker, deps);
   app.decorate('worker', worker);
   if (config.worker.enabled) app.addHook('onReady', async () => worker.start());

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
@@ -5,6 +6,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { createSite, getSite, listAllSites, ownerOf, findUser } from './modules/sites/sites.service.js';
 import { createToken, listTokens, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
 import { AppError } from './shared/errors.js';
+import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
+import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
 
 /**
  * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
@@ -108,6 +111,19 @@ tokens
     const revoked = await withDatabase((d) => revokeToken(d.db, tokenId));
     if (!revoked) throw new AppError('NOT_FOUND', { message: `No active token ${tokenId}` });
     print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
+  });
+
+const secrets = program.command('secrets').description('secrets stored encrypted (webhook signing secrets)');
+secrets
+  .command('rotate')
+  .description('re-encrypt every stored secret under CAIRN_SECRET_KEY (older keys in CAIRN_SECRET_KEY_PREVIOUS)')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const config = loadConfig();
+    const { box, source } = loadSecretBox(config.secrets, config.dataDir);
+    const result = await withDatabase((d) => reencryptSecrets(d.db, box));
+    const from = source === 'env' ? 'CAIRN_SECRET_KEY' : path.join(config.dataDir, KEY_FILE);
+    print(!!opts.json, { ...result, keyId: box.keyId }, `Re-encrypted ${result.rotated} of ${result.checked} webhooks under key ${box.keyId} (${from}).`);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

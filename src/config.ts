@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseKey, type SecretKeyConfig } from './shared/secrets.js';
 
 /** Typed configuration, read from the environment once at start (issue 2, item 2). */
 export interface Config {
@@ -32,6 +33,13 @@ export interface Config {
    * closes after keepAliveTimeoutMs; at most maxConnections sockets at once.
    */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
+  /** The server key that encrypts secrets at rest (shared/secrets.ts, decisions H25). */
+  secrets: SecretKeyConfig;
+  /**
+   * How many days finished work is kept before the retention task deletes it (0 keeps it for
+   * ever): dispatched outbox events, finished webhook deliveries with their attempts, failed jobs.
+   */
+  retention: { outboxDays: number; webhookDeliveriesDays: number; failedJobsDays: number };
 }
 
 export class ConfigError extends Error {}
@@ -123,8 +131,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
       maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     },
+    secrets: {
+      key: env.CAIRN_SECRET_KEY?.trim() || null,
+      previous: (env.CAIRN_SECRET_KEY_PREVIOUS ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    },
+    retention: {
+      outboxDays: integer(env, 'RETENTION_OUTBOX_DAYS', 7, 0, 36_500),
+      webhookDeliveriesDays: integer(env, 'RETENTION_WEBHOOK_DELIVERIES_DAYS', 30, 0, 36_500),
+      failedJobsDays: integer(env, 'RETENTION_FAILED_JOBS_DAYS', 30, 0, 36_500),
+    },
     ...overrides,
   };
+  // A malformed key is a start-up error, not a failure at the first webhook.
+  try {
+    if (config.secrets.key) parseKey(config.secrets.key, 'CAIRN_SECRET_KEY');
+    for (const [i, k] of config.secrets.previous.entries()) parseKey(k, `CAIRN_SECRET_KEY_PREVIOUS (key ${i + 1})`);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }

@@ -103,3 +103,17 @@ export function insertOutboxEvent(db: Executor, event: { siteId: string; type: s
     .values({ site_id: event.siteId, type: event.type, payload: event.payload, created_at: event.at, dispatched_at: null })
     .execute();
 }
+
+/** Deletes up to `limit` outbox events dispatched before `cutoff` (retention); returns how many. */
+export async function deleteDispatchedEvents(db: Executor, cutoff: string, limit: number): Promise<number> {
+  const oldest = db.selectFrom('outbox_events').select('id').where('dispatched_at', '<', cutoff).orderBy('dispatched_at').limit(limit);
+  const result = await db.deleteFrom('outbox_events').where('id', 'in', oldest).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Deletes up to `limit` jobs that failed for good before `cutoff` (retention); returns how many. */
+export async function deleteFailedJobs(db: Executor, cutoff: string, limit: number): Promise<number> {
+  const oldest = db.selectFrom('jobs').select('id').where('failed_at', '<', cutoff).orderBy('failed_at').limit(limit);
+  const result = await db.deleteFrom('jobs').where('id', 'in', oldest).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Db } from '../db/types.js';
 import type { Worker } from '../jobs/worker.js';
+import type { SecretBox } from '../shared/secrets.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -10,6 +11,8 @@ export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 export interface ModuleDeps {
   db: Db;
   config: Config;
+  /** Encrypts and opens secrets stored in the database (webhook signing secrets). */
+  secrets: SecretBox;
 }
 
 export interface AppModule {

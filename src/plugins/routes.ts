@@ -9,15 +9,19 @@ const CANONICAL_ID = new RegExp(ID_PATTERN);
 
 /**
  * Only a canonical decimal id in range names a record (decisions H16): `0x10`, `+12`, `012`,
- * ` 12`, `1e1` or an id past 2,147,483,647 would be coerced to a number by the validator (or
- * overflow PostgreSQL's integer); they are simply not found.
+ * ` 12`, `1e1` or an id past 2,147,483,647 would be coerced to a number by the validator
+ * (or overflow PostgreSQL's integer); they are simply not found.
  */
 function canonicalIds(pathIds: readonly string[], queryIds: readonly string[]): preValidationAsyncHookHandler {
   return async (request) => {
     const params = request.params as Record<string, unknown>;
     for (const name of pathIds) {
       const value = params[name];
-      if (typeof value === 'string' && !CANONICAL_ID.test(value)) throw new AppError('NOT_FOUND');
+      // A positive number written another way is no id (404); text that is no number (`abc`),
+      // zero or a negative number is left to the validator: a wrong type or below the minimum (422).
+      if (typeof value === 'string' && !CANONICAL_ID.test(value) && value.trim() !== '' && Number(value) >= 1) {
+        throw new AppError('NOT_FOUND');
+      }
     }
     // In a query (`ids[]=0x10`, `parentId=+3`), a non-canonical id is a mistake to report (422).
     const query = request.query as Record<string, unknown>;

@@ -24,6 +24,8 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
+export const TEST_SECRET_KEY = 'a'.repeat(64);
+
 /**
  * A fresh app on a fresh database for one test file: SQLite in memory, or on PostgreSQL a new
  * schema dropped afterwards. Nothing is shared between files.
@@ -45,6 +47,8 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       rateLimit: { max: 1_000_000, publicMax: 1_000_000, windowMs: 60_000 },
       // Tests drive the worker themselves (app.worker.runDueJobs / tick) unless they turn it on.
       worker: { enabled: false, pollMs: 100 },
+      // A fixed server key, so no test writes a key file into the working directory.
+      secrets: { key: TEST_SECRET_KEY, previous: [] },
       ...overrides,
     },
   );

@@ -1,10 +1,16 @@
 import { spawn, execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { keyId, parseKey } from '../../src/shared/secrets.js';
+import { createSiteWithToken, type TestApp } from '../helpers/app.js';
+import { client } from '../helpers/http.js';
 
 /**
  * The service as a user runs it: the built CLI (`bin/cairn.js`, what `npx cairn` runs) and the
@@ -86,6 +92,33 @@ describe('cairn CLI', () => {
   });
 });
 
+describe('cairn secrets rotate', () => {
+  it('re-encrypts stored webhook secrets under the new key, reads the old ones with CAIRN_SECRET_KEY_PREVIOUS, and fails without them', async () => {
+    const file = path.join(tempDir(), 'rotate.db');
+    const [oldKey, newKey] = [randomBytes(32).toString('hex'), randomBytes(32).toString('base64')];
+    const config = loadConfig(
+      { DATABASE_URL: file, CAIRN_SECRET_KEY: oldKey, LOG_LEVEL: 'silent', CAIRN_ALLOW_PRIVATE_NETWORK: 'true' },
+      { worker: { enabled: false, pollMs: 1000 } },
+    );
+    const app = (await createApp(config, { logger: false })) as TestApp;
+    await app.ready();
+    const { token } = await createSiteWithToken(app);
+    const created = await client(app, token).post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['content.published'] });
+    expect(created.status).toBe(201);
+    await app.close();
+
+    const env = { DATABASE_URL: file, CAIRN_SECRET_KEY: newKey, CAIRN_SECRET_KEY_PREVIOUS: oldKey };
+    const first = JSON.parse((await cli(env, 'secrets', 'rotate', '--json')).stdout);
+    expect(first).toEqual({ rotated: 1, checked: 1, keyId: keyId(parseKey(newKey, 'new')) });
+    expect(JSON.parse((await cli(env, 'secrets', 'rotate', '--json')).stdout)).toMatchObject({ rotated: 0, checked: 1 });
+    // A key that opens nothing stored: the command fails and names what is missing.
+    await expect(cli({ DATABASE_URL: file, CAIRN_SECRET_KEY: randomBytes(32).toString('hex') }, 'secrets', 'rotate', '--json')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('CAIRN_SECRET_KEY_PREVIOUS'),
+    });
+  });
+});
+
 describe('the server process', () => {
   it('starts on an empty data dir, prints a working token once, serves the API, and stops cleanly on SIGTERM', async () => {
     const dataDir = tempDir();
@@ -120,6 +153,8 @@ describe('the server process', () => {
     const exit = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
     expect(await exit).toBe(0);
+    // Without CAIRN_SECRET_KEY the server made its own key, readable by its user only.
+    expect(statSync(path.join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
 
     // A second start on the same data prints no new token.
     const again = start();

@@ -9,6 +9,7 @@ import { parseJson } from '../../db/json.js';
 import { BlockedAddressError, guardedLookup, resolvePublic, urlHost } from '../../shared/net-guard.js';
 import * as repo from './webhooks.repository.js';
 import { ALL_EVENTS } from './webhooks.schemas.js';
+import { SecretKeyError, type SecretBox } from '../../shared/secrets.js';
 
 /**
  * Webhook delivery (decisions G15), on the outbox that changes write to in their own transaction:
@@ -21,6 +22,8 @@ export interface DeliverySettings {
   timeoutMs: number;
   maxFailures: number;
   allowPrivateNetwork: boolean;
+  /** Opens the signing secrets, stored encrypted (decisions H25). */
+  secrets: SecretBox;
 }
 
 /** Failed attempt n (1-based) waits RETRY_SCHEDULE_MS[n-1] (±20%) before the next; after the last, the delivery has failed. */
@@ -51,11 +54,15 @@ export function sign(secret: string, msgId: string, timestamp: number, body: str
   return createHmac('sha256', key).update(`${msgId}.${timestamp}.${body}`).digest('base64');
 }
 
-/** The secrets that sign now: the current one, and the previous one while its rotation grace lasts. */
-export function signingSecrets(webhook: Pick<repo.WebhookRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, now: Date): string[] {
-  const out = [webhook.secret];
+/** The secrets that sign now, opened: the current one, and the previous one while its rotation grace lasts. */
+export function signingSecrets(
+  webhook: Pick<repo.WebhookRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>,
+  now: Date,
+  secrets: SecretBox,
+): string[] {
+  const out = [secrets.decrypt(webhook.secret)];
   if (webhook.previous_secret && webhook.previous_secret_expires_at && Date.parse(webhook.previous_secret_expires_at) > now.getTime()) {
-    out.push(webhook.previous_secret);
+    out.push(secrets.decrypt(webhook.previous_secret));
   }
   return out;
 }
@@ -274,8 +281,16 @@ export async function attemptDelivery(
   webhook: repo.WebhookRow,
 ): Promise<repo.DeliveryStatus> {
   const at = new Date();
-  const headers = signedHeaders(signingSecrets(webhook, at), delivery.message_id, delivery.payload, at);
-  const result = await sendWebhook(webhook.url, headers, delivery.payload, settings);
+  let result: AttemptResult;
+  try {
+    const headers = signedHeaders(signingSecrets(webhook, at, settings.secrets), delivery.message_id, delivery.payload, at);
+    result = await sendWebhook(webhook.url, headers, delivery.payload, settings);
+  } catch (err) {
+    // A secret under a key this process lacks: nothing is sent unsigned; the attempt says why.
+    if (!(err instanceof SecretKeyError)) throw err;
+    log.error({ webhookId: Number(webhook.id), error: err.message }, 'webhook secret cannot be opened');
+    result = { ok: false, statusCode: null, durationMs: 0, error: err.message, bodyExcerpt: null, retryAfterMs: null };
+  }
   if (!result.ok)
     log.info({ webhookId: Number(webhook.id), deliveryId: Number(delivery.id), statusCode: result.statusCode, error: result.error }, 'webhook attempt failed');
   return recordAttempt(db, settings, log, { delivery, webhook, result, at });
@@ -400,6 +415,9 @@ export async function deliverDue(ctx: JobContext, settings: DeliverySettings, li
 }
 
 /** The delivery settings from the configuration. */
-export function deliverySettings(config: { allowPrivateNetwork: boolean; webhooks: { timeoutMs: number; maxFailures: number } }): DeliverySettings {
-  return { timeoutMs: config.webhooks.timeoutMs, maxFailures: config.webhooks.maxFailures, allowPrivateNetwork: config.allowPrivateNetwork };
+export function deliverySettings(
+  config: { allowPrivateNetwork: boolean; webhooks: { timeoutMs: number; maxFailures: number } },
+  secrets: SecretBox,
+): DeliverySettings {
+  return { timeoutMs: config.webhooks.timeoutMs, maxFailures: config.webhooks.maxFailures, allowPrivateNetwork: config.allowPrivateNetwork, secrets };
 }

@@ -13,6 +13,8 @@ import {
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
 import { deliverDue, deliverySettings, dispatchOutbox } from './webhooks.delivery.js';
+import { deleteFinishedDeliveries } from './webhooks.repository.js';
+import { retentionTask } from '../../jobs/retention.js';
 
 const tags = ['Webhooks'];
 
@@ -26,9 +28,8 @@ const SIGNING =
 /** Webhooks: management, the delivery log, and the worker tasks that deliver the outbox (decisions G15). */
 export const webhooksModule: AppModule = {
   name: 'webhooks',
-  routes(app, { db, config }) {
-    const settings = deliverySettings(config);
-    const allowPrivate = config.allowPrivateNetwork;
+  routes(app, { db, config, secrets }) {
+    const settings = deliverySettings(config, secrets);
 
     app.get(
       '/webhooks/events',
@@ -67,7 +68,7 @@ export const webhooksModule: AppModule = {
           response: { 201: Data(ref(WebhookWithSecretRef)) },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await service.createWebhook(db, allowPrivate, req.auth.siteId, req.body) }),
+      async (req, reply) => reply.code(201).send({ data: await service.createWebhook(db, settings, req.auth.siteId, req.body) }),
     );
 
     app.get(
@@ -93,7 +94,7 @@ export const webhooksModule: AppModule = {
           response: { 200: Data(ref(WebhookRef)) },
         },
       },
-      async (req) => ({ data: await service.updateWebhook(db, allowPrivate, req.auth.siteId, req.params.id, req.body) }),
+      async (req) => ({ data: await service.updateWebhook(db, config.allowPrivateNetwork, req.auth.siteId, req.params.id, req.body) }),
     );
 
     app.delete(
@@ -122,7 +123,7 @@ export const webhooksModule: AppModule = {
           response: { 200: Data(ref(WebhookWithSecretRef)) },
         },
       },
-      async (req) => ({ data: await service.rotateSecret(db, req.auth.siteId, req.params.id) }),
+      async (req) => ({ data: await service.rotateSecret(db, secrets, req.auth.siteId, req.params.id) }),
     );
 
     app.post(
@@ -190,9 +191,10 @@ export const webhooksModule: AppModule = {
     );
   },
 
-  jobs(worker, { config }) {
-    const settings = deliverySettings(config);
+  jobs(worker, { config, secrets }) {
+    const settings = deliverySettings(config, secrets);
     worker.task('webhooks.dispatch', (ctx) => dispatchOutbox(ctx));
     worker.task('webhooks.deliver', (ctx) => deliverDue(ctx, settings));
+    worker.task('retention.webhook_deliveries', retentionTask(config.retention.webhookDeliveriesDays, deleteFinishedDeliveries));
   },
 };

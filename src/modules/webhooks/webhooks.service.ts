@@ -17,6 +17,7 @@ import {
   type WebhookListQuery,
   type WebhookUpdateInput,
 } from './webhooks.schemas.js';
+import type { SecretBox } from '../../shared/secrets.js';
 import { attemptDelivery, eventBody, generateSecret, PREVIOUS_SECRET_TTL_MS, type DeliverySettings } from './webhooks.delivery.js';
 
 function toWebhook(r: repo.WebhookRow) {
@@ -109,8 +110,8 @@ export async function getWebhook(db: Executor, siteId: string, id: number) {
   return toWebhook(await getRow(db, siteId, id));
 }
 
-export async function createWebhook(db: Db, allowPrivate: boolean, siteId: string, input: WebhookCreateInput) {
-  const url = await assertUrl(input.url, allowPrivate);
+export async function createWebhook(db: Db, settings: DeliverySettings, siteId: string, input: WebhookCreateInput) {
+  const url = await assertUrl(input.url, settings.allowPrivateNetwork);
   const at = now();
   const secret = generateSecret();
   const id = await repo.insertWebhook(db, {
@@ -119,7 +120,7 @@ export async function createWebhook(db: Db, allowPrivate: boolean, siteId: strin
     description: input.description ?? null,
     events: toJson(normalizeEvents(input.events)),
     is_active: input.isActive ?? true,
-    secret,
+    secret: settings.secrets.encrypt(secret),
     previous_secret: null,
     previous_secret_expires_at: null,
     consecutive_failures: 0,
@@ -154,12 +155,12 @@ export async function deleteWebhook(db: Db, siteId: string, id: number) {
 }
 
 /** A new secret, shown once; the previous one keeps signing (a second signature) for 24 hours. */
-export async function rotateSecret(db: Db, siteId: string, id: number) {
+export async function rotateSecret(db: Db, secrets: SecretBox, siteId: string, id: number) {
   const row = await getRow(db, siteId, id);
   const secret = generateSecret();
   const at = new Date();
   await repo.updateWebhook(db, siteId, id, {
-    secret,
+    secret: secrets.encrypt(secret),
     previous_secret: row.secret,
     previous_secret_expires_at: new Date(at.getTime() + PREVIOUS_SECRET_TTL_MS).toISOString(),
     updated_at: at.toISOString(),
@@ -235,4 +236,29 @@ export async function redeliver(db: Db, siteId: string, webhookId: number, deliv
   const at = now();
   await repo.updateDelivery(db, Number(row.id), { status: 'pending', cycle_attempts: 0, next_attempt_at: at, updated_at: at });
   return getDelivery(db, siteId, webhookId, deliveryId);
+}
+
+/**
+ * Re-encrypts every stored webhook secret that is not under the current server key (written in
+ * clear before encryption, or under a key now in CAIRN_SECRET_KEY_PREVIOUS): the second step of
+ * a key rotation (decisions H25). Returns how many webhooks were rewritten. Safe to run again,
+ * and beside running servers that already hold the new key.
+ */
+export async function reencryptSecrets(db: Db, secrets: SecretBox): Promise<{ rotated: number; checked: number }> {
+  let afterId = 0;
+  let rotated = 0;
+  let checked = 0;
+  for (;;) {
+    const rows = await repo.secretsAfter(db, afterId, 500);
+    if (rows.length === 0) return { rotated, checked };
+    for (const row of rows) {
+      checked++;
+      afterId = Number(row.id);
+      const stale = secrets.isStale(row.secret) || (row.previous_secret !== null && secrets.isStale(row.previous_secret));
+      if (!stale) continue;
+      const reencrypt = (stored: string) => (secrets.isStale(stored) ? secrets.encrypt(secrets.decrypt(stored)) : stored);
+      const next = { secret: reencrypt(row.secret), previous_secret: row.previous_secret === null ? null : reencrypt(row.previous_secret) };
+      if (await repo.replaceSecrets(db, { ...row, id: Number(row.id) }, next)) rotated++;
+    }
+  }
 }

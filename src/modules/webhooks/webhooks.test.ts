@@ -21,6 +21,7 @@ import {
 } from './webhooks.delivery.js';
 import * as repo from './webhooks.repository.js';
 import { openApiWebhooks } from './webhooks.schemas.js';
+import { loadSecretBox } from '../../shared/secrets.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 // ------------------------------------------------------------------------------------------------
@@ -578,7 +579,7 @@ describe('delivery from the outbox', () => {
     const b = await hook(api, `${rec.origin}/other`);
     for (let i = 1; i <= 15; i++) await emit(siteId, 'content.published', content(i));
     await ctx.app.worker.tick(); // dispatch (and a first delivery pass)
-    const settings = deliverySettings(ctx.config);
+    const settings = deliverySettings(ctx.config, loadSecretBox(ctx.config.secrets, ctx.config.dataDir).box);
     const workerCtx = { db: ctx.app.database.db, log: ctx.app.log };
     for (let round = 0; round < 10; round++) {
       await Promise.all([deliverDue(workerCtx, settings, 4), deliverDue(workerCtx, settings, 4), deliverDue(workerCtx, settings, 4)]);
