@@ -13,6 +13,9 @@ type Result = ReturnType<typeof richTextFromInput>;
  */
 export const OFF_THREAD_CHARS = 64 * 1024;
 
+/** The nice value of a rendering thread (render-worker.ts): below the event loop's priority. */
+export const RENDER_THREAD_NICE = 10;
+
 /** Characters of text in `value`, counted only up to `limit` (a 1 MB document costs no full walk). */
 export function textSizeAtLeast(value: unknown, limit: number): boolean {
   let size = 0;
@@ -41,7 +44,7 @@ interface Pending {
 /**
  * A few rendering threads (one per spare core, at most two), started on first use, each given one
  * input at a time; queued inputs wait their turn. A thread that dies fails its input and is
- * replaced on the next one. Threads do not keep the process alive.
+ * replaced on the next one. Idle threads do not keep the process alive.
  */
 class RenderPool {
   private readonly size = Math.max(1, Math.min(2, os.availableParallelism() - 1));
@@ -64,18 +67,20 @@ class RenderPool {
       const task = this.queue.shift()!;
       const id = this.nextId++;
       this.busy.set(worker, { id, resolve: task.resolve, reject: task.reject });
+      // A thread at work keeps the process alive (its caller awaits it); an idle one does not.
+      worker.ref();
       worker.postMessage({ id, input: task.input });
     }
   }
 
   private spawn(): Worker {
     const worker = startWorker();
-    worker.unref();
     worker.on('message', (msg: { id: number; result?: Result; error?: string }) => {
       const task = this.busy.get(worker);
       if (!task || task.id !== msg.id) return;
       this.busy.delete(worker);
       this.idle.push(worker);
+      worker.unref();
       if (msg.error !== undefined) task.reject(new Error(msg.error));
       else task.resolve(msg.result!);
       this.dispatch();
@@ -90,6 +95,8 @@ class RenderPool {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`rendering thread exited with code ${code}`)));
+    // After the listeners: a 'message' listener added after unref() refs the thread's port again.
+    worker.unref();
     return worker;
   }
 }
