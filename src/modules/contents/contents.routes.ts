@@ -11,7 +11,7 @@ const tags = ['Contents'];
 const STATUS_SCOPE = { scope: 'contents.publish', when: 'to create a content in a status other than draft or to change its status' } as const;
 
 /**
- * Detail reads answer the stored body JSON text as it is (decisions N11): the handler hands it
+ * Detail reads and the answers of writes give the stored body JSON text as it is (decisions N11): the handler hands it
  * over with `body: null`, and this onSend hook puts it in place of the first `,"body":null` of
  * the serialized answer. That sequence can only be the detail's own `body` key: inside a
  * serialized string every quote is escaped (`,\"` never `,"`), and the keys serialized before
@@ -75,8 +75,9 @@ export const contentsModule: AppModule = {
           body: S.ContentCreate,
           response: { 201: Data(ref(S.ContentRef)) },
         },
+        onSend: spliceStoredBody,
       },
-      async (req, reply) => reply.code(201).send({ data: await service.createContent(db, req.auth, req.body) }),
+      async (req, reply) => reply.code(201).send({ data: handOverBody(req, await service.createContent(db, req.auth, req.body, true)) }),
     );
 
     app.get(
@@ -182,8 +183,9 @@ export const contentsModule: AppModule = {
           body: S.ContentUpdate,
           response: { 200: Data(ref(S.ContentRef)) },
         },
+        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, req.body) }),
+      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, req.body, true)) }),
     );
 
     app.delete(
@@ -203,8 +205,9 @@ export const contentsModule: AppModule = {
       {
         config: { scope: 'contents.publish' },
         schema: { tags, operationId: 'publishContent', summary: 'Publish now', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
+        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'published' }) }),
+      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, { status: 'published' }, true)) }),
     );
 
     app.post(
@@ -212,8 +215,9 @@ export const contentsModule: AppModule = {
       {
         config: { scope: 'contents.publish' },
         schema: { tags, operationId: 'unpublishContent', summary: 'Back to draft', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
+        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'draft' }) }),
+      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, { status: 'draft' }, true)) }),
     );
 
     app.get(

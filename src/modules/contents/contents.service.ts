@@ -168,7 +168,9 @@ async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<
   return {
     ...contentFields.toApi(r),
     status: r.status,
-    body: parseJson(r.body, null),
+    // The stored JSON text, never parsed here: snapshotJson splices it in (a 1 MB body's
+    // document would otherwise be parsed and serialized again on every write).
+    body: r.body === null ? null : typeof r.body === 'string' ? r.body : toJson(r.body),
     scheduledAt: r.scheduled_at,
     publishedAt: r.published_at,
     categoryIds: links.categoryIds,
@@ -177,7 +179,17 @@ async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<
 }
 
 function changedFields(before: Record<string, unknown> | null, after: Record<string, unknown>): string[] {
-  return Object.keys(after).filter((k) => !before || JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
+  return Object.keys(after).filter((k) => {
+    if (!before) return true;
+    const [a, b] = [before[k] ?? null, after[k] ?? null];
+    return typeof a === 'string' && typeof b === 'string' ? a !== b : JSON.stringify(a) !== JSON.stringify(b);
+  });
+}
+
+/** A snapshot as stored: its `body` (JSON text, see snapshotOf) spliced in as JSON, first. */
+function snapshotJson(snapshot: Record<string, unknown>): string {
+  const { body, ...rest } = snapshot;
+  return `{"body":${(body as string | null) ?? 'null'},${toJson(rest).slice(1)}`;
 }
 
 /** Every create and update writes one revision: who, when, what changed, a full snapshot (decisions C3). */
@@ -190,7 +202,7 @@ async function writeRevision(tx: Executor, siteId: string, contentId: number, au
     author_id: authorId,
     action,
     changed_fields: toJson(changedFields(before, snapshot)),
-    snapshot: toJson(snapshot),
+    snapshot: snapshotJson(snapshot),
     created_at: now(),
   });
   return row!;
@@ -282,7 +294,7 @@ export const SEARCH_TEXT_MAX = 100_000;
 async function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }) {
   const result = await renderRichText(input);
   if (result && !result.ok) throw issuesError('BODY_INVALID', result.issues);
-  return result ? { body: toJson(result.value.doc), body_html: result.value.html, body_text: searchText(result.value.text) } : null;
+  return result ? { body: result.value.docJson, body_html: result.value.html, body_text: searchText(result.value.text) } : null;
 }
 
 /** The first SEARCH_TEXT_MAX characters, not cutting a surrogate pair in two. */
@@ -292,7 +304,8 @@ function searchText(text: string): string {
   return text.slice(0, end);
 }
 
-export async function createContent(db: Db, auth: Auth, input: ContentCreateInput) {
+/** Creates a content; with `bodyAsText` the answer carries the stored body as text (see toDetail). */
+export async function createContent(db: Db, auth: Auth, input: ContentCreateInput, bodyAsText = false) {
   const siteId = auth.siteId;
   const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
   const status: ContentStatus = input.status ?? 'draft';
@@ -337,11 +350,12 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     const row = await writeRevision(tx, siteId, id, auth.userId, 'create', null);
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
-    return toDetail(tx, siteId, row, visibilityOf(auth));
+    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText);
   });
 }
 
-export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput) {
+/** A partial update; with `bodyAsText` see createContent. */
+export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput, bodyAsText = false) {
   const siteId = auth.siteId;
   const rendered =
     input.body !== undefined || input.bodyMarkdown !== undefined ? ((await renderBody(input)) ?? { body: null, body_html: '', body_text: '' }) : undefined;
@@ -399,7 +413,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     const updated = await writeRevision(tx, siteId, id, auth.userId, action, before);
     if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
     if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
-    return toDetail(tx, siteId, updated, visibilityOf(auth));
+    return toDetail(tx, siteId, updated, visibilityOf(auth), bodyAsText);
   });
 }
 

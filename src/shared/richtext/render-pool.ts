@@ -1,9 +1,42 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { richTextFromInput } from './index.js';
+import { type RenderedRichText, type RichTextDoc, type RichTextIssue, richTextFromInput } from './index.js';
 
 type Input = Parameters<typeof richTextFromInput>[0];
-type Result = ReturnType<typeof richTextFromInput>;
+
+/**
+ * A rendered body ready to store: `docJson` is the document as JSON text. A rendering thread
+ * sends only text back (the document's JSON is built there), so the event loop neither copies a
+ * large object graph out of the message nor stringifies it; `doc` is parsed on first use.
+ */
+export type StoredRichText = Omit<RenderedRichText, 'doc'> & { docJson: string; readonly doc: RichTextDoc };
+type Result = { ok: true; value: StoredRichText } | { ok: false; issues: RichTextIssue[] } | null;
+/** What a rendering thread posts back: strings only. */
+export type WireResult = { ok: true; value: Omit<StoredRichText, 'doc'> } | { ok: false; issues: RichTextIssue[] } | null;
+
+/** Renders here, in the form a rendering thread answers (render-worker.ts). */
+export function renderForWire(input: Input): WireResult {
+  const result = richTextFromInput(input);
+  if (!result?.ok) return result;
+  const { doc, ...rest } = result.value;
+  return { ok: true, value: { ...rest, docJson: JSON.stringify(doc) } };
+}
+
+function fromWire(wire: WireResult): Result {
+  if (!wire?.ok) return wire;
+  const { docJson } = wire.value;
+  let doc: RichTextDoc | undefined;
+  return {
+    ok: true,
+    value: {
+      ...wire.value,
+      get doc() {
+        doc ??= JSON.parse(docJson) as RichTextDoc;
+        return doc;
+      },
+    },
+  };
+}
 
 /**
  * Bodies with more text than this render on a worker thread (decisions H24): converting,
@@ -75,14 +108,14 @@ class RenderPool {
 
   private spawn(): Worker {
     const worker = startWorker();
-    worker.on('message', (msg: { id: number; result?: Result; error?: string }) => {
+    worker.on('message', (msg: { id: number; result?: WireResult; error?: string }) => {
       const task = this.busy.get(worker);
       if (!task || task.id !== msg.id) return;
       this.busy.delete(worker);
       this.idle.push(worker);
       worker.unref();
       if (msg.error !== undefined) task.reject(new Error(msg.error));
-      else task.resolve(msg.result!);
+      else task.resolve(fromWire(msg.result ?? null));
       this.dispatch();
     });
     const fail = (err: Error) => {
@@ -106,7 +139,10 @@ let pool: RenderPool | null = null;
 /** richTextFromInput, on a rendering thread when the input has more than OFF_THREAD_CHARS of text. */
 export async function renderRichText(input: Input): Promise<Result> {
   const large = typeof input.bodyMarkdown === 'string' ? input.bodyMarkdown.length >= OFF_THREAD_CHARS : textSizeAtLeast(input.body, OFF_THREAD_CHARS);
-  if (!large) return richTextFromInput(input);
+  if (!large) {
+    const result = richTextFromInput(input);
+    return result?.ok ? { ok: true, value: { ...result.value, docJson: JSON.stringify(result.value.doc) } } : result;
+  }
   pool ??= new RenderPool();
   return pool.run(input);
 }

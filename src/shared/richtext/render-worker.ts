@@ -1,8 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { richTextFromInput } from './index.js';
-import { RENDER_THREAD_NICE } from './render-pool.js';
+import { RENDER_THREAD_NICE, renderForWire } from './render-pool.js';
 
 /**
  * Rendering yields the CPU to the event loop (decisions H24): on Linux this thread lowers its own
@@ -18,9 +17,9 @@ try {
 }
 
 /** The rendering thread of render-pool.ts: one input at a time, answered with its id. */
-parentPort?.on('message', (task: { id: number; input: Parameters<typeof richTextFromInput>[0] }) => {
+parentPort?.on('message', (task: { id: number; input: Parameters<typeof renderForWire>[0] }) => {
   try {
-    parentPort!.postMessage({ id: task.id, result: richTextFromInput(task.input) });
+    parentPort!.postMessage({ id: task.id, result: renderForWire(task.input) });
   } catch (err) {
     parentPort!.postMessage({ id: task.id, error: err instanceof Error ? err.message : String(err) });
   }
