@@ -76,7 +76,8 @@ async function main(): Promise<void> {
     ROOT,
   );
   const base = `http://127.0.0.1:${port}`;
-  const headers = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
+  const auth = { authorization: `Bearer ${ctx.token}` };
+  const withBody = { ...auth, 'content-type': 'application/json' };
   const failures: string[] = [];
   let window = newWindow();
   const total = { latency: new Histogram(), reads: 0, writes: 0, errors: 0 };
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
     try {
       const res = await fetch(`${base}${url}`, {
         method,
-        headers,
+        headers: body === undefined ? auth : withBody,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
