@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import multipart from '@fastify/multipart';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
@@ -17,6 +18,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
+import { ChangeFeed } from './shared/changes.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
@@ -136,7 +138,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     throw err;
   });
   if (options.migrate !== false) await migrateToLatest(database);
-  const deps = { db: database.db, config, secrets };
+  const changes = new ChangeFeed();
+  const deps = { db: database.db, config, secrets, changes };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -145,6 +148,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   for (const schema of namedSchemas()) app.addSchema(schema);
   registerErrorHandling(app);
   registerJsonParser(app);
+  // Multipart bodies are parsed as streams by the routes that take files (decisions G21); one
+  // file per request, few small fields, each route sets its own file size limit.
+  await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 65_536, parts: 25, fileSize: config.bodyLimit } });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -196,8 +202,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     { prefix: '/v1' },
   );
 
-  // Tokens revoked or changed by another process (the CLI, another instance) stop working at once.
-  const stopWatchingTokens = database.watchTokenChanges(forgetTokens);
+  // Tokens revoked or changed by another process (the CLI, another instance) stop working at once;
+  // modules forget what they cache (redirect rules) the same way.
+  changes.on('cairn_api_tokens', forgetTokens);
+  const stopWatchingChanges = database.watchChanges(changes.emit);
 
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs });
   registerRetention(worker, config.retention);
@@ -207,7 +215,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   app.addHook('onClose', async () => {
     await worker.stop();
-    await stopWatchingTokens();
+    await stopWatchingChanges();
     await rateLimiter.close();
     // A database handed in by the caller is the caller's to close.
     if (!options.database) await database.close();

@@ -8,19 +8,24 @@ import type { DialectName } from './dialect.js';
 
 export type { DialectName };
 
+/** What other processes announce changes of (migrations 0013, 0015). */
+export const CHANGE_CHANNELS = ['cairn_api_tokens', 'cairn_redirects'] as const;
+export type ChangeChannel = (typeof CHANGE_CHANNELS)[number];
+
 export interface Database {
   db: Kysely<DB>;
   dialect: DialectName;
   /** PostgreSQL schema the sessions use, when not the default one. */
   schema?: string;
   /**
-   * Calls `onChange` when another process may have changed API tokens (revoked one, changed its
-   * scopes or expiry), with the token id when known, so cached token rows are forgotten at once
-   * (decisions H23). PostgreSQL: LISTEN on `cairn_api_tokens` (migration 0013). SQLite: any commit
-   * by another process on the file (`PRAGMA data_version`, checked every 100 ms). Returns a stop
+   * Calls `onChange` when another process may have changed what this one caches: API tokens
+   * (revoked, scopes or expiry changed; decisions H23) or a site's redirect rules (R5), with the
+   * token or site id when known, so cached rows are forgotten at once. PostgreSQL: LISTEN on
+   * the channels (triggers of migrations 0013 and 0015). SQLite: any commit by another process on
+   * the file (`PRAGMA data_version`, checked every 100 ms) announces every channel. Returns a stop
    * function.
    */
-  watchTokenChanges(onChange: (tokenId?: string) => void): () => Promise<void>;
+  watchChanges(onChange: (channel: ChangeChannel, id?: string) => void): () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,7 +41,7 @@ export interface ConnectOptions {
 function openSqlite(file: string, busyTimeoutMs: number): Database {
   const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs);
   const db = new Kysely<DB>({ dialect });
-  const watchTokenChanges = (onChange: () => void) => {
+  const watchChanges = (onChange: (channel: ChangeChannel) => void) => {
     // data_version of the writer changes only when another connection (another process: our own
     // reader never writes) commits; a cheap counter read, no query against the tables.
     let seen = driver.dataVersion();
@@ -44,20 +49,20 @@ function openSqlite(file: string, busyTimeoutMs: number): Database {
       const now = driver.dataVersion();
       if (now !== seen) {
         seen = now;
-        onChange();
+        for (const channel of CHANGE_CHANNELS) onChange(channel);
       }
     }, 100);
     timer.unref();
     return async () => clearInterval(timer);
   };
-  return { db, dialect: 'sqlite', watchTokenChanges, close: () => db.destroy() };
+  return { db, dialect: 'sqlite', watchChanges, close: () => db.destroy() };
 }
 
 /**
- * A dedicated connection that LISTENs for token changes, reconnecting with backoff when it drops;
- * after a reconnect everything cached is forgotten, since notifications may have been missed.
+ * A dedicated connection that LISTENs on the change channels, reconnecting with backoff when it
+ * drops; after a reconnect everything cached is forgotten, since notifications may have been missed.
  */
-function listenForTokenChanges(clientConfig: pg.ClientConfig, onChange: (tokenId?: string) => void, onError?: (err: Error) => void) {
+function listenForChanges(clientConfig: pg.ClientConfig, onChange: (channel: ChangeChannel, id?: string) => void, onError?: (err: Error) => void) {
   let stopped = false;
   let client: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
@@ -65,7 +70,7 @@ function listenForTokenChanges(clientConfig: pg.ClientConfig, onChange: (tokenId
     if (stopped) return;
     const c = new pg.Client(clientConfig);
     c.on('error', (err) => onError?.(err));
-    c.on('notification', (msg) => onChange(msg.payload || undefined));
+    c.on('notification', (msg) => onChange(msg.channel as ChangeChannel, msg.payload || undefined));
     c.on('end', () => {
       if (client === c && !stopped) {
         client = null;
@@ -75,10 +80,10 @@ function listenForTokenChanges(clientConfig: pg.ClientConfig, onChange: (tokenId
     });
     try {
       await c.connect();
-      await c.query('listen cairn_api_tokens');
+      for (const channel of CHANGE_CHANNELS) await c.query(`listen ${channel}`);
       if (stopped) return void (await c.end().catch(() => undefined));
       client = c;
-      if (reconnect) onChange();
+      if (reconnect) for (const channel of CHANGE_CHANNELS) onChange(channel);
     } catch (err) {
       onError?.(err as Error);
       await c.end().catch(() => undefined);
@@ -124,9 +129,9 @@ function openPostgres(url: string, options: ConnectOptions): Database {
   // fails on its own and its request answers 503; the pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  const watchTokenChanges = (onChange: (tokenId?: string) => void) =>
-    listenForTokenChanges({ connectionString: url, application_name: `${pool.options.application_name}:listen` }, onChange, options.onPoolError);
-  return { db, dialect: 'postgres', schema: options.pgSchema, watchTokenChanges, close: () => db.destroy() };
+  const watchChanges = (onChange: (channel: ChangeChannel, id?: string) => void) =>
+    listenForChanges({ connectionString: url, application_name: `${pool.options.application_name}:listen` }, onChange, options.onPoolError);
+  return { db, dialect: 'postgres', schema: options.pgSchema, watchChanges, close: () => db.destroy() };
 }
 
 /**

@@ -13,6 +13,7 @@ import * as m0011 from './migrations/0011_content_link_indexes.js';
 import * as m0012 from './migrations/0012_content_counts.js';
 import * as m0013 from './migrations/0013_token_notify.js';
 import * as m0014 from './migrations/0014_retention_indexes.js';
+import * as m0015 from './migrations/0015_redirects.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<
   '0012_content_counts': m0012,
   '0013_token_notify': m0013,
   '0014_retention_indexes': m0014,
+  '0015_redirects': m0015,
 };
 
 class StaticProvider implements MigrationProvider {

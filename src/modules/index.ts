@@ -7,6 +7,7 @@ import { categoriesModule } from './categories/categories.routes.js';
 import { singleTypesModule } from './single-types/single-types.routes.js';
 import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
+import { redirectsModule } from './redirects/redirects.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -18,4 +19,5 @@ export const MODULES: readonly AppModule[] = [
   singleTypesModule,
   contentsModule,
   webhooksModule,
+  redirectsModule,
 ];

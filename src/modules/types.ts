@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/types.js';
 import type { Worker } from '../jobs/worker.js';
 import type { SecretBox } from '../shared/secrets.js';
+import type { ChangeFeed } from '../shared/changes.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -13,6 +14,8 @@ export interface ModuleDeps {
   config: Config;
   /** Encrypts and opens secrets stored in the database (webhook signing secrets). */
   secrets: SecretBox;
+  /** Changes announced by other processes, for modules that cache rows in memory. */
+  changes: ChangeFeed;
 }
 
 export interface AppModule {

@@ -15,9 +15,17 @@ export interface AuthContext {
   access: Access;
 }
 
+/** The site a public request names by its site key (decisions G19), and the origins its browsers use. */
+export interface PublicSite {
+  siteId: string;
+  origins: readonly string[];
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext;
+    /** Set on `/v1/public/...` routes from the site key (`config.siteKey`). */
+    publicSite: PublicSite;
   }
   interface FastifyContextConfig {
     /** The scope this route requires, or 'public'. Every /v1 route must declare one. */
@@ -28,6 +36,14 @@ declare module 'fastify' {
      * validates them at start-up and the OpenAPI document lists them.
      */
     conditionalScopes?: ReadonlyArray<{ scope: Scope; when: string }>;
+    /** A public route that names its site by the site key (decisions G19). */
+    siteKey?: boolean;
+    /**
+     * Delivery tokens of the site may call this read route whatever their scopes: it shows
+     * nothing more than its public twin shows with the (not secret) site key, e.g. redirect
+     * resolution (decisions R2).
+     */
+    deliveryOpen?: boolean;
   }
 }
 
@@ -51,6 +67,10 @@ export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>): on
     const token = await verifyToken(db, raw);
     if (token.kind === 'delivery' && !READ_METHODS.has(request.method)) throw new AppError('READ_ONLY_TOKEN');
     // Delivery tokens read the content groups only, whatever scopes an older token row holds (decisions G13).
+    if (token.kind === 'delivery' && request.routeOptions.config.deliveryOpen) {
+      request.auth = { ...token, access: 'all' };
+      return;
+    }
     if (token.kind === 'delivery' && !isDeliveryScope(scope)) {
       throw new AppError('MISSING_SCOPE', { message: `Delivery tokens cannot use this endpoint (scope "${scope}"): they read published content only.` });
     }
@@ -74,4 +94,51 @@ export function requireScope(auth: Pick<AuthContext, 'scopes' | 'userId'>, scope
   throw new AppError('MISSING_SCOPE', {
     message: `${what} needs the scope "${scope}"${access === 'own' ? ' (your .own scope covers only your own records)' : ''}.`,
   });
+}
+
+const SITE_KEY_TTL_MS = 30_000;
+const SITE_KEY_CACHE_MAX = 10_000;
+const siteKeys = new Map<string, { site: PublicSite | null; at: number }>();
+
+function originOf(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+async function lookUpSiteKey(db: Executor, key: string): Promise<PublicSite | null> {
+  const cached = siteKeys.get(key);
+  if (cached && Date.now() - cached.at < SITE_KEY_TTL_MS) return cached.site;
+  const row = await db.selectFrom('sites').select(['id', 'domain', 'preview_url']).where('public_key', '=', key).executeTakeFirst();
+  const site = row
+    ? { siteId: row.id, origins: [`https://${row.domain}`, `http://${row.domain}`, originOf(row.preview_url)].filter((o): o is string => !!o) }
+    : null;
+  // Unknown keys are remembered too, so guessing costs no query; the map is bounded.
+  if (siteKeys.size >= SITE_KEY_CACHE_MAX) siteKeys.delete(siteKeys.keys().next().value!);
+  siteKeys.set(key, { site, at: Date.now() });
+  return site;
+}
+
+const SITE_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{24,64}$/;
+
+/**
+ * Public routes (decisions G14, G19): the site is named by its public key, in `X-Site-Key` or
+ * `?siteKey=` (beacons cannot set headers); a missing or unknown key is a 401. A browser of the
+ * site's own domain (or preview origin) may read the answer (CORS); others may not.
+ */
+export function siteKeyHook(db: Executor): onRequestAsyncHookHandler {
+  return async function identifySite(request: FastifyRequest, reply: FastifyReply) {
+    const header = request.headers['x-site-key'];
+    const fromQuery = (request.query as Record<string, unknown> | undefined)?.siteKey;
+    const key = typeof header === 'string' ? header : typeof fromQuery === 'string' ? fromQuery : '';
+    const site = SITE_KEY_PATTERN.test(key) ? await lookUpSiteKey(db, key) : null;
+    if (!site) throw new AppError('SITE_KEY_INVALID');
+    request.publicSite = site;
+    const origin = request.headers.origin;
+    reply.header('vary', 'Origin');
+    if (origin && site.origins.includes(origin)) reply.header('access-control-allow-origin', origin);
+  };
 }

@@ -21,7 +21,11 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
       // What Cairn sends to a site's webhooks: one entry per event type (OpenAPI 3.1 `webhooks`).
       webhooks: openApiWebhooks() as never,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A site API token' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A site API token' },
+          siteKey: { type: 'apiKey', in: 'header', name: 'X-Site-Key', description: "The site's public key (not a secret): GET /site/info" },
+          siteKeyQuery: { type: 'apiKey', in: 'query', name: 'siteKey', description: 'The site key as a query parameter, for clients that cannot set headers' },
+        },
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

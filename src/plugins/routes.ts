@@ -3,7 +3,7 @@ import type { Executor } from '../db/types.js';
 import { AppError } from '../shared/errors.js';
 import { ID_PATTERN, MAX_ID } from '../shared/schemas.js';
 import { isScope } from '../shared/scopes.js';
-import { authHook } from './auth.js';
+import { authHook, siteKeyHook } from './auth.js';
 
 const CANONICAL_ID = new RegExp(ID_PATTERN);
 
@@ -101,7 +101,16 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
       const check = canonicalIds(pathIds, queryIds);
       route.preValidation = existingPre ? [check, ...(Array.isArray(existingPre) ? existingPre : [existingPre])] : [check];
     }
-    if (scope === 'public') return;
+    if (scope === 'public') {
+      if (!route.config?.siteKey) return;
+      if (!route.url.startsWith('/v1/public/')) throw new Error(`Route ${String(route.method)} ${route.url}: site-key routes live under /v1/public/`);
+      responses[401] ??= errorRef('Missing or unknown site key');
+      schema.security = [{ siteKey: [] }, { siteKeyQuery: [] }];
+      const hook = siteKeyHook(db);
+      const existing = route.onRequest;
+      route.onRequest = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
+      return;
+    }
 
     responses[401] ??= errorRef('Missing, malformed, unknown, revoked or expired token');
     responses[403] ??= errorRef(`The token lacks the scope \`${scope}\``);

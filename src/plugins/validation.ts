@@ -37,3 +37,12 @@ export function buildValidator(externalSchemas: Record<string, unknown>) {
   }
   return ({ schema, httpPart }: CompileInput) => (httpPart === 'body' ? json : text).compile(schema);
 }
+
+/**
+ * A validator outside a route's schema (rows of an import): `json` for values as sent, `text` for
+ * text coerced like a query string (`"301"` is 301, `"true"` is true). Same formats and rules.
+ */
+export function compileSchema(schema: object, input: 'json' | 'text') {
+  buildValidator({});
+  return (input === 'json' ? shared!.json : shared!.text).compile(schema);
+}

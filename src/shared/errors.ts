@@ -11,6 +11,7 @@ export const ERROR_CATALOG = {
   BAD_REQUEST: { status: 400, message: 'The request could not be understood.' },
   UNAUTHORIZED: { status: 401, message: 'A valid API token is required: send "Authorization: Bearer <token>".' },
   TOKEN_EXPIRED: { status: 401, message: 'The API token has expired.' },
+  SITE_KEY_INVALID: { status: 401, message: 'A valid site key is required: send "X-Site-Key: pk_..." or ?siteKey=pk_... (GET /site/info shows it).' },
   TOKEN_REVOKED: { status: 401, message: 'The API token has been revoked.' },
   MISSING_SCOPE: { status: 403, message: 'The API token lacks the scope this endpoint requires.' },
   READ_ONLY_TOKEN: { status: 403, message: 'Delivery tokens are read-only.' },
@@ -50,6 +51,14 @@ export const ERROR_CATALOG = {
   // Webhooks
   WEBHOOK_URL_INVALID: { status: 422, message: 'The webhook URL must be an http(s) URL that resolves to public addresses.' },
   WEBHOOK_INACTIVE: { status: 409, message: 'The webhook is inactive: enable it (PUT isActive: true) first.' },
+  // Redirects
+  SOURCE_PATH_TAKEN: { status: 422, message: 'A redirect with this source path already exists.' },
+  SOURCE_PATH_INVALID: { status: 422, message: 'An exact source path must start with / (a path on the site, without its query string).' },
+  PATTERN_INVALID: { status: 422, message: 'The pattern is not a valid RE2 regular expression (no backreferences or lookaround).' },
+  TARGET_INVALID: { status: 422, message: 'The target must be an http(s) URL or a path starting with /.' },
+  REDIRECT_LOOP: { status: 422, message: 'The redirect would loop back to where it started.' },
+  REDIRECT_CHAIN_TOO_LONG: { status: 422, message: 'The redirect would make a chain of more than 5 redirects.' },
+  IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

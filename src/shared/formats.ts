@@ -28,7 +28,7 @@ export function isCalendarDate(value: string): boolean {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const IGNORED_IN_SCHEME = /[\u0000-\u0020\u007f-\u009f]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const CONTROL_OR_SPACE = /[\u0000-\u001f\u007f\s]/;
+export const CONTROL_OR_SPACE = /[\u0000-\u001f\u007f\s]/;
 
 /**
  * `http-url`: an absolute http(s) URL (decisions H18). Checked on the text as a browser reads it:

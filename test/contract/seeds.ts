@@ -5,6 +5,7 @@ import { categorySeeds } from './seeds/categories.js';
 import { contentSeeds } from './seeds/contents.js';
 import { singleTypeSeeds } from './seeds/single-types.js';
 import { webhookSeeds } from './seeds/webhooks.js';
+import { redirectSeeds } from './seeds/redirects.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -26,6 +27,7 @@ export const SEEDS: Record<string, Seed> = {
   ...contentSeeds,
   ...singleTypeSeeds,
   ...webhookSeeds,
+  ...redirectSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

@@ -18,6 +18,7 @@ export const SiteListItem = Type.Object({
 
 export const SiteInfo = Type.Object({
   id: Type.String(),
+  publicKey: Type.String({ description: 'The public site key (`pk_...`, not a secret) for /v1/public/ endpoints (decisions G19)' }),
   name: Type.String(),
   domain: Type.String(),
   slug: Type.String(),
@@ -28,6 +29,7 @@ export const SiteInfo = Type.Object({
 
 export const SiteSettings = Type.Object({
   id: Type.String(),
+  publicKey: Type.String({ description: 'The public site key (`pk_...`, not a secret) for /v1/public/ endpoints (decisions G19)' }),
   name: Type.String(),
   domain: Type.String(),
   slug: Type.String(),

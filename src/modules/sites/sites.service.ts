@@ -23,20 +23,24 @@ export function toSiteListItem(r: SiteRow) {
 }
 
 export function toSiteInfo(r: SiteRow) {
-  return { id: r.id, name: r.name, domain: r.domain, slug: r.slug, logoUrl: r.logo_url, faviconUrl: r.favicon_url, isActive: Boolean(r.is_active) };
-}
-
-export function toSiteSettings(r: SiteRow) {
   return {
     id: r.id,
+    publicKey: r.public_key,
     name: r.name,
     domain: r.domain,
     slug: r.slug,
-    description: r.description,
     logoUrl: r.logo_url,
     faviconUrl: r.favicon_url,
-    timezone: r.timezone,
     isActive: Boolean(r.is_active),
+  };
+}
+
+/** The settings: the info's fields and more (the response schema orders the keys). */
+export function toSiteSettings(r: SiteRow) {
+  return {
+    ...toSiteInfo(r),
+    description: r.description,
+    timezone: r.timezone,
     showBranding: Boolean(r.show_branding),
     previewUrl: r.preview_url,
     organizationId: r.organization_id,

@@ -43,7 +43,16 @@ describe('GET /v1/site/info', () => {
     const res = await api.get('/v1/site/info');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      data: { id: siteId, name: 'Acme Blog', domain: 'acme.test', slug: expect.any(String), logoUrl: null, faviconUrl: null, isActive: true },
+      data: {
+        id: siteId,
+        publicKey: expect.stringMatching(/^pk_[A-Za-z0-9_-]{24,}$/),
+        name: 'Acme Blog',
+        domain: 'acme.test',
+        slug: expect.any(String),
+        logoUrl: null,
+        faviconUrl: null,
+        isActive: true,
+      },
     });
   });
 });
@@ -55,6 +64,7 @@ describe('GET and PUT /v1/site/settings', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       id: siteId,
+      publicKey: (await api.get('/v1/site/info')).body.data.publicKey,
       name: 'Acme Blog',
       domain: 'acme.test',
       description: null,

@@ -1,0 +1,79 @@
+import type { Executor } from '../../db/types.js';
+import * as repo from './redirects.repository.js';
+import { RuleSet } from './redirects.rules.js';
+
+/** A site's redirect settings (decisions R8, R9). */
+export interface RedirectSettings {
+  logRetentionDays: number;
+  anonymizeIp: boolean;
+  redirectOnSlugChange: boolean;
+}
+
+export interface SiteRules {
+  rules: RuleSet;
+  domain: string;
+  settings: RedirectSettings;
+}
+
+export function settingsOf(row: { log_retention_days: number | null; anonymize_ip: unknown; redirect_on_slug_change: unknown } | undefined): RedirectSettings {
+  return {
+    logRetentionDays: row?.log_retention_days ?? repo.DEFAULT_LOG_RETENTION_DAYS,
+    anonymizeIp: row?.anonymize_ip === null || row?.anonymize_ip === undefined ? true : Boolean(row.anonymize_ip),
+    redirectOnSlugChange: Boolean(row?.redirect_on_slug_change ?? false),
+  };
+}
+
+/** Reads a site's active rules and settings from the database and compiles them. */
+export async function loadSiteRules(db: Executor, siteId: string): Promise<SiteRules> {
+  const [rows, ctx] = await Promise.all([repo.activeRules(db, siteId), repo.siteContext(db, siteId)]);
+  const rules = new RuleSet(
+    rows.map((r) => ({
+      id: Number(r.id),
+      sourcePath: r.source_path,
+      targetUrl: r.target_url,
+      statusCode: Number(r.status_code),
+      isRegex: Boolean(r.is_regex),
+      preserveQueryString: Boolean(r.preserve_query_string),
+    })),
+  );
+  return { rules, domain: ctx?.domain ?? '', settings: settingsOf(ctx) };
+}
+
+/**
+ * Compiled rules per site, so resolving is a hash lookup and one RE2 pass, never a query
+ * (decisions R5). A site's entry is forgotten when its rules or settings change: at once in
+ * this process, and through the change feed in the others (PostgreSQL NOTIFY from a trigger,
+ * SQLite data_version). At most `maxSites` sites are held, least recently used out first.
+ */
+export class RedirectCache {
+  private readonly sites = new Map<string, Promise<SiteRules>>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly maxSites = 1000,
+  ) {}
+
+  get(siteId: string): Promise<SiteRules> {
+    const held = this.sites.get(siteId);
+    if (held) {
+      // Re-inserted: the Map's order is the recency order.
+      this.sites.delete(siteId);
+      this.sites.set(siteId, held);
+      return held;
+    }
+    const loading = loadSiteRules(this.db, siteId);
+    this.sites.set(siteId, loading);
+    // A failed load (database away) is not kept: the next request tries again.
+    loading.catch(() => {
+      if (this.sites.get(siteId) === loading) this.sites.delete(siteId);
+    });
+    if (this.sites.size > this.maxSites) this.sites.delete(this.sites.keys().next().value!);
+    return loading;
+  }
+
+  /** Forgets one site's rules, or every site's when the change is not known precisely. */
+  forget(siteId?: string): void {
+    if (siteId) this.sites.delete(siteId);
+    else this.sites.clear();
+  }
+}

@@ -1,0 +1,341 @@
+import type { Db, Executor } from '../../db/types.js';
+import type { ApiOf } from '../../kit/fields.js';
+import { AppError, invalid, notFound } from '../../shared/errors.js';
+import { dateBound, type ListQuery, paginate, pageMeta } from '../../shared/pagination.js';
+import { type RedirectCache, type RedirectSettings, loadSiteRules, settingsOf } from './redirects.cache.js';
+import { type HitRecorder, missHash, type Visitor } from './redirects.hits.js';
+import * as repo from './redirects.repository.js';
+import { redirectFields, redirectList, redirectsTable } from './redirects.resource.js';
+import { checkChain, checkRule, exactKey, type Rule, sourceHash, splitPath } from './redirects.rules.js';
+
+export type Redirect = ApiOf<typeof redirectFields.fields>;
+type Row = Record<string, any>;
+
+/** What the routes hand the service: the database, the compiled-rules cache and the hit recorder. */
+export interface RedirectsContext {
+  db: Db;
+  cache: RedirectCache;
+  hits: HitRecorder;
+}
+
+export type RuleInput = {
+  sourcePath: string;
+  targetUrl: string;
+  statusCode?: number;
+  isRegex?: boolean;
+  isActive?: boolean;
+  preserveQueryString?: boolean;
+  note?: string | null;
+};
+
+const toApi = (row: Row): Redirect => redirectFields.toApi(row);
+const now = () => new Date().toISOString();
+
+function asRule(id: number, input: Required<Pick<RuleInput, 'sourcePath' | 'targetUrl'>> & RuleInput): Rule {
+  return {
+    id,
+    sourcePath: input.sourcePath,
+    targetUrl: input.targetUrl,
+    statusCode: input.statusCode ?? 301,
+    isRegex: input.isRegex ?? false,
+    preserveQueryString: input.preserveQueryString ?? false,
+  };
+}
+
+async function findRow(db: Executor, siteId: string, id: number): Promise<Row> {
+  const row = await redirectsTable.find(db, siteId, { id });
+  if (!row) throw notFound('redirect');
+  return row;
+}
+
+export async function getRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<Redirect> {
+  await ctx.hits.flush();
+  return toApi(await findRow(ctx.db, siteId, id));
+}
+
+export async function listRedirects(ctx: RedirectsContext, siteId: string, query: ListQuery & Row) {
+  await ctx.hits.flush();
+  const { rows, total } = await redirectsTable.list(ctx.db, siteId, query, redirectList);
+  return { data: rows.map(toApi), meta: pageMeta(total, query.page, query.limit) };
+}
+
+/**
+ * The rules a write is checked against (R2 loops and chains): the site's active rules read in
+ * the writing transaction, without `exceptId` (the rule being changed).
+ */
+async function rulesForWrite(db: Executor, siteId: string, exceptId?: number) {
+  const site = await loadSiteRules(db, siteId);
+  if (exceptId) site.rules.remove(exceptId);
+  return site;
+}
+
+async function assertSourceFree(db: Executor, siteId: string, hash: string, exceptId?: number): Promise<void> {
+  const taken = await db.selectFrom('redirects').select('id').where('site_id', '=', siteId).where('source_hash', '=', hash).executeTakeFirst();
+  if (taken && Number(taken.id) !== exceptId) throw invalid('SOURCE_PATH_TAKEN', 'sourcePath');
+}
+
+export async function createRedirect(ctx: RedirectsContext, siteId: string, input: RuleInput): Promise<Redirect> {
+  const isRegex = input.isRegex ?? false;
+  checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex });
+  const hash = sourceHash(input.sourcePath, isRegex);
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    await assertSourceFree(trx, siteId, hash);
+    if (input.isActive !== false) {
+      const site = await rulesForWrite(trx, siteId);
+      const candidate = asRule(0, input);
+      site.rules.add(candidate);
+      checkChain(site.rules, candidate, site.domain);
+    }
+    const at = now();
+    const id = await redirectsTable.insert(trx, { ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash, created_at: at, updated_at: at });
+    // The path now redirects: it leaves the 404 log.
+    if (!isRegex) await repo.deleteMissByHash(trx, siteId, missHash(exactKey(input.sourcePath)));
+    return findRow(trx, siteId, id);
+  });
+  ctx.cache.forget(siteId);
+  return toApi(row);
+}
+
+export async function updateRedirect(ctx: RedirectsContext, siteId: string, id: number, input: Partial<RuleInput>): Promise<Redirect> {
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const stored = toApi(await findRow(trx, siteId, id));
+    const next = { ...stored, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as Redirect;
+    checkRule(next);
+    const hash = sourceHash(next.sourcePath, next.isRegex);
+    await assertSourceFree(trx, siteId, hash, id);
+    if (next.isActive) {
+      const site = await rulesForWrite(trx, siteId, id);
+      const candidate = asRule(id, next);
+      site.rules.add(candidate);
+      checkChain(site.rules, candidate, site.domain);
+    }
+    await redirectsTable.update(trx, siteId, { id }, { ...redirectFields.patch(input), source_hash: hash, updated_at: now() });
+    return findRow(trx, siteId, id);
+  });
+  ctx.cache.forget(siteId);
+  return toApi(row);
+}
+
+export async function toggleRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<Redirect> {
+  const stored = toApi(await findRow(ctx.db, siteId, id));
+  return updateRedirect(ctx, siteId, id, { isActive: !stored.isActive });
+}
+
+export async function deleteRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<void> {
+  if (!(await redirectsTable.delete(ctx.db, siteId, { id }))) throw notFound('redirect');
+  ctx.cache.forget(siteId);
+}
+
+export async function bulkDeleteRedirects(ctx: RedirectsContext, siteId: string, ids: readonly number[]): Promise<number> {
+  const deleted = await repo.bulkDelete(ctx.db, siteId, [...new Set(ids)]);
+  ctx.cache.forget(siteId);
+  return deleted;
+}
+
+export async function redirectStats(ctx: RedirectsContext, siteId: string) {
+  await ctx.hits.flush();
+  return repo.stats(ctx.db, siteId);
+}
+
+/** `GET /redirects/match`: the rule a path would take, never counted (decisions R1). */
+export async function matchRedirect(ctx: RedirectsContext, siteId: string, path: string): Promise<Redirect> {
+  const { rules } = await ctx.cache.get(siteId);
+  const m = rules.match(path);
+  if (!m) throw notFound('redirect for this path');
+  return getRedirect(ctx, siteId, m.rule.id);
+}
+
+/**
+ * Resolve (decisions R2): the target with captures and query applied, the hit counted and
+ * logged; a miss is counted in the 404 log. Memory only: no query, no write on the request's path.
+ */
+export async function resolveRedirect(ctx: RedirectsContext, siteId: string, path: string, visitor: Visitor) {
+  const site = await ctx.cache.get(siteId);
+  const m = site.rules.match(path);
+  if (!m) {
+    ctx.hits.miss(siteId, exactKey(splitPath(path).path), visitor.referrer);
+    throw notFound('redirect for this path');
+  }
+  ctx.hits.hit(siteId, m.rule.id, visitor, site.settings.anonymizeIp);
+  return { redirectId: m.rule.id, targetUrl: m.targetUrl, statusCode: m.rule.statusCode };
+}
+
+export async function listLogs(ctx: RedirectsContext, siteId: string, id: number, query: ListQuery) {
+  await ctx.hits.flush();
+  await findRow(ctx.db, siteId, id);
+  let base = repo.listLogs(ctx.db, siteId, id);
+  if (query.dateFrom) base = base.where('created_at', '>=', dateBound(query.dateFrom, false));
+  if (query.dateTo) base = base.where('created_at', '<=', dateBound(query.dateTo, true));
+  const order = query.sortOrder ?? 'desc';
+  const { rows, total } = await paginate(base, query, (qb) => qb.orderBy('id', order));
+  return {
+    data: rows.map((r) => ({
+      id: Number(r.id),
+      redirectId: Number(r.redirect_id),
+      referrer: r.referrer,
+      userAgent: r.user_agent,
+      ipAddress: r.ip_address,
+      createdAt: r.created_at,
+    })),
+    meta: pageMeta(total, query.page, query.limit),
+  };
+}
+
+const missToApi = (r: Row) => ({
+  id: Number(r.id),
+  path: r.path as string,
+  hits: Number(r.hits),
+  lastReferrer: r.last_referrer as string | null,
+  firstSeenAt: r.first_seen_at as string,
+  lastSeenAt: r.last_seen_at as string,
+});
+
+/** The 404 log, most frequent first (decisions R2). */
+export async function listMisses(ctx: RedirectsContext, siteId: string, query: ListQuery & { search?: string }) {
+  await ctx.hits.flush();
+  let base = repo.listMisses(ctx.db, siteId);
+  if (query.search) base = base.where('path', 'like', `%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  if (query.dateFrom) base = base.where('first_seen_at', '>=', dateBound(query.dateFrom, false));
+  if (query.dateTo) base = base.where('first_seen_at', '<=', dateBound(query.dateTo, true));
+  const sort = (query.sortBy ?? 'hits') as 'hits' | 'last_seen_at' | 'first_seen_at';
+  const order = query.sortOrder ?? 'desc';
+  const { rows, total } = await paginate(base, query, (qb) => qb.orderBy(sort, order).orderBy('id', order));
+  return { data: rows.map(missToApi), meta: pageMeta(total, query.page, query.limit) };
+}
+
+/** Turns a 404 log entry into an exact redirect from its path; the entry leaves the log. */
+export async function redirectMiss(ctx: RedirectsContext, siteId: string, missId: number, input: Omit<RuleInput, 'sourcePath' | 'isRegex'>): Promise<Redirect> {
+  await ctx.hits.flush();
+  const miss = await repo.findMiss(ctx.db, siteId, missId);
+  if (!miss) throw notFound('404 log entry');
+  return createRedirect(ctx, siteId, { ...input, sourcePath: miss.path, isRegex: false });
+}
+
+export async function deleteMiss(ctx: RedirectsContext, siteId: string, missId: number): Promise<void> {
+  await ctx.hits.flush();
+  if (!(await repo.deleteMiss(ctx.db, siteId, missId))) throw notFound('404 log entry');
+}
+
+// ---- settings (decisions R8, R9) ----
+
+export async function getSettings(ctx: RedirectsContext, siteId: string): Promise<RedirectSettings> {
+  return settingsOf(await repo.siteContext(ctx.db, siteId));
+}
+
+export async function updateSettings(ctx: RedirectsContext, siteId: string, input: Partial<RedirectSettings>): Promise<RedirectSettings> {
+  const merged = { ...(await getSettings(ctx, siteId)), ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as RedirectSettings;
+  await repo.upsertSettings(ctx.db, {
+    site_id: siteId,
+    log_retention_days: merged.logRetentionDays,
+    anonymize_ip: merged.anonymizeIp,
+    redirect_on_slug_change: merged.redirectOnSlugChange,
+    updated_at: now(),
+  });
+  ctx.cache.forget(siteId);
+  return merged;
+}
+
+// ---- import (decisions R1, R7) ----
+
+/** Rows an import may hold; errors listed at most. */
+export const MAX_IMPORT_ROWS = 10_000;
+export const MAX_IMPORT_ERRORS = 1000;
+
+export interface ImportResult {
+  imported: number;
+  skipped: number;
+  errors: Array<{ row: number; field?: string; message: string }>;
+  errorCount: number;
+}
+
+/**
+ * Imports rules in one transaction: each row is checked like a create (fields, pattern, loops
+ * and chains against the site's rules and the rows before it); a bad row is named by its row
+ * number and left out whole, a duplicate source path (on the site or earlier in the file) is
+ * skipped, and the rest is stored. Rows are numbered from 1 (the CSV header is row 0).
+ */
+export async function importRedirects(
+  ctx: RedirectsContext,
+  siteId: string,
+  entries: Array<{ row: number; input: RuleInput } | { row: number; error: { field?: string; message: string } }>,
+): Promise<ImportResult> {
+  if (entries.length > MAX_IMPORT_ROWS) {
+    throw invalid('VALIDATION_FAILED', 'entries', `An import holds at most ${MAX_IMPORT_ROWS} rows; split the file.`);
+  }
+  const result: ImportResult = { imported: 0, skipped: 0, errors: [], errorCount: 0 };
+  const fail = (row: number, field: string | undefined, message: string) => {
+    result.errorCount += 1;
+    if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row, ...(field ? { field } : {}), message });
+  };
+  await ctx.db.transaction().execute(async (trx) => {
+    const site = await rulesForWrite(trx, siteId);
+    const hashes = entries.flatMap((e) => ('input' in e ? [sourceHash(e.input.sourcePath, e.input.isRegex ?? false)] : []));
+    const taken = await repo.takenHashes(trx, siteId, hashes);
+    const at = now();
+    const rows: Row[] = [];
+    let nextId = -1;
+    for (const entry of entries) {
+      if ('error' in entry) {
+        fail(entry.row, entry.error.field, entry.error.message);
+        continue;
+      }
+      const input = entry.input;
+      const hash = sourceHash(input.sourcePath, input.isRegex ?? false);
+      if (taken.has(hash)) {
+        result.skipped += 1;
+        continue;
+      }
+      try {
+        checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex: input.isRegex ?? false });
+        if (input.isActive !== false) {
+          // Provisional negative ids: rows before this one count in its loop check.
+          const candidate = asRule(nextId--, input);
+          site.rules.add(candidate);
+          try {
+            checkChain(site.rules, candidate, site.domain);
+          } catch (err) {
+            site.rules.remove(candidate.id);
+            throw err;
+          }
+        }
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        const field = err.errors ? Object.keys(err.errors)[0] : undefined;
+        fail(entry.row, field, err.message);
+        continue;
+      }
+      taken.add(hash);
+      rows.push({ ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash, created_at: at, updated_at: at });
+    }
+    for (let i = 0; i < rows.length; i += 200) await repo.insertMany(trx, rows.slice(i, i + 200) as never);
+    result.imported = rows.length;
+  });
+  if (result.imported) ctx.cache.forget(siteId);
+  return result;
+}
+
+// ---- export (decisions F2, R7) ----
+
+export const EXPORT_COLUMNS = ['source_path', 'target_url', 'status_code', 'is_regex', 'is_active', 'hit_count'] as const;
+
+/** The site's rules by id, in batches, for a streamed export (with this instance's pending hits counted). */
+export async function* exportRows(ctx: RedirectsContext, siteId: string) {
+  await ctx.hits.flush();
+  let after = 0;
+  for (;;) {
+    const rows = await repo.exportBatch(ctx.db, siteId, after, 1000);
+    if (!rows.length) return;
+    for (const r of rows) {
+      yield {
+        sourcePath: r.source_path,
+        targetUrl: r.target_url,
+        statusCode: Number(r.status_code),
+        isRegex: Boolean(r.is_regex),
+        isActive: Boolean(r.is_active),
+        preserveQueryString: Boolean(r.preserve_query_string),
+        hitCount: Number(r.hit_count),
+      };
+    }
+    after = Number(rows[rows.length - 1]!.id);
+  }
+}

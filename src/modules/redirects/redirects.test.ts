@@ -1,0 +1,532 @@
+import { describe, expect, it } from 'vitest';
+import { connectDatabase } from '../../db/connect.js';
+import { buildTestApp, createTokenFor } from '../../../test/helpers/app.js';
+import { client, expectErrorShape } from '../../../test/helpers/http.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
+
+const ctx = useTestApp();
+const site = ctx.site;
+
+type Api = Awaited<ReturnType<typeof site>>;
+
+async function create(api: Api, body: Record<string, unknown>) {
+  const res = await api.post('/v1/redirects', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data;
+}
+
+async function publicKeyOf(api: Api): Promise<string> {
+  return (await api.get('/v1/site/info')).body.data.publicKey;
+}
+
+function multipart(filename: string, content: string, field = 'file') {
+  const boundary = '----cairnTestBoundary7MA4YWxkTrZu0gW';
+  const payload = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n${content}\r\n--${boundary}--\r\n`;
+  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+describe('POST /v1/redirects', () => {
+  it('creates a redirect (201) with the defaults: 301, exact, active, query string dropped, no note, no hits', async () => {
+    const api = await site();
+    const res = await api.post('/v1/redirects', { sourcePath: '/old', targetUrl: '/new' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({
+      id: expect.any(Number),
+      sourcePath: '/old',
+      targetUrl: '/new',
+      statusCode: 301,
+      isRegex: false,
+      isActive: true,
+      preserveQueryString: false,
+      note: null,
+      hitCount: 0,
+      lastHitAt: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const got = await api.get(`/v1/redirects/${res.body.data.id}`);
+    expect(got.body.data).toEqual(res.body.data);
+  });
+
+  it('holds paths to 1-2048 characters, the status code to 301/302/307/308 and note to 500, each a 422 naming the field', async () => {
+    const api = await site();
+    const long = `/${'a'.repeat(2047)}`;
+    expect((await api.post('/v1/redirects', { sourcePath: long, targetUrl: `/${'b'.repeat(2047)}`, note: 'n'.repeat(500), statusCode: 308 })).status).toBe(201);
+    for (const [body, field] of [
+      [{ sourcePath: `${long}x`, targetUrl: '/b' }, 'sourcePath'],
+      [{ sourcePath: '', targetUrl: '/b' }, 'sourcePath'],
+      [{ sourcePath: '/x1', targetUrl: `/${'b'.repeat(2048)}` }, 'targetUrl'],
+      [{ sourcePath: '/x2', targetUrl: '' }, 'targetUrl'],
+      [{ sourcePath: '/x3', targetUrl: '/b', statusCode: 303 }, 'statusCode'],
+      [{ sourcePath: '/x4', targetUrl: '/b', statusCode: '301' }, 'statusCode'],
+      [{ sourcePath: '/x5', targetUrl: '/b', note: 'n'.repeat(501) }, 'note'],
+      [{ sourcePath: '/x6', targetUrl: '/b', isRegex: 'yes' }, 'isRegex'],
+      [{ targetUrl: '/b' }, 'sourcePath'],
+      [{ sourcePath: '/x7' }, 'targetUrl'],
+    ] as const) {
+      const res = await api.post('/v1/redirects', body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expectErrorShape(res.body, 422);
+      expect(Object.keys(res.body.errors)).toContain(field);
+    }
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(1);
+  });
+
+  it('refuses targets that are not http(s) URLs or site paths, and exact sources that are not paths', async () => {
+    const api = await site();
+    for (const targetUrl of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,x', '//evil.test/x', 'ftp://x.test/', 'relative/path', '/a b']) {
+      const res = await api.post('/v1/redirects', { sourcePath: '/from', targetUrl });
+      expect(res.status, targetUrl).toBe(422);
+      expectErrorShape(res.body, 422, 'TARGET_INVALID');
+      expect(res.body.errors).toHaveProperty('targetUrl');
+    }
+    for (const sourcePath of ['old', '//evil.test/old', 'https://example.test/old']) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl: '/new' });
+      expect(res.status, sourcePath).toBe(422);
+      expectErrorShape(res.body, 422, 'SOURCE_PATH_INVALID');
+    }
+    expect((await api.post('/v1/redirects', { sourcePath: '/from', targetUrl: 'https://other.test/to?x=1#top' })).status).toBe(201);
+  });
+
+  it('refuses a source the site already has (query string and trailing slash ignored), but not on another site', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/dup', targetUrl: '/one' });
+    for (const sourcePath of ['/dup', '/dup/', '/dup?x=1']) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl: '/two' });
+      expect(res.status, sourcePath).toBe(422);
+      expectErrorShape(res.body, 422, 'SOURCE_PATH_TAKEN');
+      expect(res.body.errors).toHaveProperty('sourcePath');
+    }
+    // The same text as a pattern is another rule.
+    expect((await api.post('/v1/redirects', { sourcePath: '/dup', targetUrl: '/three', isRegex: true })).status).toBe(201);
+    const other = await site();
+    expect((await other.post('/v1/redirects', { sourcePath: '/dup', targetUrl: '/one' })).status).toBe(201);
+  });
+
+  it('refuses patterns RE2 cannot run in linear time (backreferences, lookaround) and invalid ones with 422 PATTERN_INVALID', async () => {
+    const api = await site();
+    for (const sourcePath of ['^/(a)\\1$', '^/(?=a)', '^/(?<!a)b', '^/[unclosed', '^/(a']) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl: '/x', isRegex: true });
+      expect(res.status, sourcePath).toBe(422);
+      expectErrorShape(res.body, 422, 'PATTERN_INVALID');
+      expect(res.body.errors).toHaveProperty('sourcePath');
+    }
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(0);
+  });
+});
+
+describe('loops and chains (decisions R2)', () => {
+  it('refuses A->A and A->B->A with 422 REDIRECT_LOOP, also through an absolute URL on the site and a regex rule', async () => {
+    const api = await site();
+    const self = await api.post('/v1/redirects', { sourcePath: '/a', targetUrl: '/a/?utm=1' });
+    expect(self.status).toBe(422);
+    expectErrorShape(self.body, 422, 'REDIRECT_LOOP');
+    expect(self.body.errors).toHaveProperty('targetUrl');
+
+    await create(api, { sourcePath: '/a', targetUrl: '/b' });
+    const back = await api.post('/v1/redirects', { sourcePath: '/b', targetUrl: 'https://example.test/a' });
+    expect(back.status).toBe(422);
+    expectErrorShape(back.body, 422, 'REDIRECT_LOOP');
+
+    // A regex rule catching /b/... back to /a.
+    await create(api, { sourcePath: '/c', targetUrl: '/b/deep' });
+    const viaRegex = await api.post('/v1/redirects', { sourcePath: '^/b/(.*)$', targetUrl: '/c', isRegex: true });
+    expect(viaRegex.status).toBe(422);
+    expectErrorShape(viaRegex.body, 422, 'REDIRECT_LOOP');
+
+    // An external target ends a chain: /b -> another host is fine.
+    expect((await api.post('/v1/redirects', { sourcePath: '/b', targetUrl: 'https://elsewhere.test/a' })).status).toBe(201);
+  });
+
+  it('allows a chain of 5 redirects and refuses a 6th hop at either end with 422 REDIRECT_CHAIN_TOO_LONG', async () => {
+    const api = await site();
+    for (let i = 1; i <= 4; i++) await create(api, { sourcePath: `/p${i}`, targetUrl: `/p${i + 1}` });
+    // p1 -> p2 -> p3 -> p4 -> p5 is 4 hops; p5 -> p6 makes 5.
+    await create(api, { sourcePath: '/p5', targetUrl: '/p6' });
+    const after = await api.post('/v1/redirects', { sourcePath: '/p6', targetUrl: '/p7' });
+    expect(after.status).toBe(422);
+    expectErrorShape(after.body, 422, 'REDIRECT_CHAIN_TOO_LONG');
+    const before = await api.post('/v1/redirects', { sourcePath: '/p0', targetUrl: '/p1' });
+    expect(before.status).toBe(422);
+    expectErrorShape(before.body, 422, 'REDIRECT_CHAIN_TOO_LONG');
+    // An inactive rule is no hop: it may be stored, and turning it on is checked.
+    const parked = await create(api, { sourcePath: '/p6', targetUrl: '/p7', isActive: false });
+    const toggled = await api.post(`/v1/redirects/${parked.id}/toggle`);
+    expect(toggled.status).toBe(422);
+    expectErrorShape(toggled.body, 422, 'REDIRECT_CHAIN_TOO_LONG');
+    expect((await api.get(`/v1/redirects/${parked.id}`)).body.data.isActive).toBe(false);
+  });
+
+  it('checks updates the same way, and a failed update changes nothing', async () => {
+    const api = await site();
+    const a = await create(api, { sourcePath: '/x', targetUrl: '/y' });
+    const b = await create(api, { sourcePath: '/y', targetUrl: '/z' });
+    const res = await api.put(`/v1/redirects/${b.id}`, { targetUrl: '/x', note: 'would loop' });
+    expect(res.status).toBe(422);
+    expectErrorShape(res.body, 422, 'REDIRECT_LOOP');
+    expect((await api.get(`/v1/redirects/${b.id}`)).body.data).toMatchObject({ targetUrl: '/z', note: null });
+    expect((await api.put(`/v1/redirects/${a.id}`, { sourcePath: '/y' })).body.code).toBe('SOURCE_PATH_TAKEN');
+  });
+});
+
+describe('update, toggle, delete, bulk delete, stats', () => {
+  it('updates only the fields sent, flips isActive, deletes with a message', async () => {
+    const api = await site();
+    const r = await create(api, { sourcePath: '/u', targetUrl: '/v', note: 'keep' });
+    const upd = await api.put(`/v1/redirects/${r.id}`, { statusCode: 302, preserveQueryString: true });
+    expect(upd.status).toBe(200);
+    expect(upd.body.data).toMatchObject({ sourcePath: '/u', targetUrl: '/v', statusCode: 302, preserveQueryString: true, note: 'keep' });
+    expect((await api.put(`/v1/redirects/${r.id}`, {})).status).toBe(422);
+    const off = await api.post(`/v1/redirects/${r.id}/toggle`);
+    expect(off.status).toBe(200);
+    expect(off.body.data.isActive).toBe(false);
+    expect((await api.post(`/v1/redirects/${r.id}/toggle`)).body.data.isActive).toBe(true);
+    const del = await api.delete(`/v1/redirects/${r.id}`);
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ message: expect.any(String) });
+    expect((await api.get(`/v1/redirects/${r.id}`)).status).toBe(404);
+    expect((await api.delete(`/v1/redirects/${r.id}`)).status).toBe(404);
+  });
+
+  it('bulk-deletes 1-50 ids, counting only this site’s existing ones once', async () => {
+    const api = await site();
+    const other = await site();
+    const mine = [await create(api, { sourcePath: '/b1', targetUrl: '/t' }), await create(api, { sourcePath: '/b2', targetUrl: '/t' })];
+    const theirs = await create(other, { sourcePath: '/b1', targetUrl: '/t' });
+    const res = await api.post('/v1/redirects/bulk-delete', { ids: [mine[0].id, mine[0].id, mine[1].id, theirs.id, 999_999] });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ deleted: 2 });
+    expect((await other.get(`/v1/redirects/${theirs.id}`)).status).toBe(200);
+    for (const ids of [[], Array.from({ length: 51 }, (_, i) => i + 1)]) {
+      const bad = await api.post('/v1/redirects/bulk-delete', { ids });
+      expect(bad.status).toBe(422);
+      expect(bad.body.errors).toHaveProperty('ids');
+    }
+  });
+
+  it('answers stats as a bare object, and lists with filters, search and sorting', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/s1', targetUrl: '/t1' });
+    await create(api, { sourcePath: '/s2', targetUrl: '/t2', isActive: false, statusCode: 302 });
+    await create(api, { sourcePath: '^/s3/(.*)$', targetUrl: '/t3/$1', isRegex: true, note: 'campaign' });
+    await api.get('/v1/redirects/resolve?path=/s1');
+    await api.get('/v1/redirects/resolve?path=/s1');
+    await api.get('/v1/redirects/resolve?path=/s3/x');
+    expect((await api.get('/v1/redirects/stats')).body).toEqual({ total: 3, active: 2, inactive: 1, totalHits: 3 });
+    const all = await api.get('/v1/redirects?sortBy=hit_count&sortOrder=desc');
+    expect(all.body.meta).toEqual({ total: 3, perPage: 15, currentPage: 1, lastPage: 1 });
+    expect(all.body.data.map((r: any) => [r.sourcePath, r.hitCount])).toEqual([
+      ['/s1', 2],
+      ['^/s3/(.*)$', 1],
+      ['/s2', 0],
+    ]);
+    expect((await api.get('/v1/redirects?isActive=false')).body.data.map((r: any) => r.sourcePath)).toEqual(['/s2']);
+    expect((await api.get('/v1/redirects?isRegex=true')).body.data.map((r: any) => r.sourcePath)).toEqual(['^/s3/(.*)$']);
+    expect((await api.get('/v1/redirects?statusCode=302')).body.data.map((r: any) => r.sourcePath)).toEqual(['/s2']);
+    expect((await api.get('/v1/redirects?search=CAMPAIGN')).body.data.map((r: any) => r.sourcePath)).toEqual(['^/s3/(.*)$']);
+    expect((await api.get('/v1/redirects?sortBy=bogus')).status).toBe(422);
+    expect((await api.get('/v1/redirects?limit=101')).status).toBe(422);
+  });
+});
+
+describe('match and resolve (decisions R1, R2)', () => {
+  it('prefers an exact rule over a regex one, tries regex rules oldest first, and match never counts', async () => {
+    const api = await site();
+    const regexA = await create(api, { sourcePath: '^/blog/(.*)$', targetUrl: '/news/$1', isRegex: true });
+    await create(api, { sourcePath: '^/blog/special$', targetUrl: '/never', isRegex: true });
+    const exact = await create(api, { sourcePath: '/blog/pinned', targetUrl: '/pinned' });
+    expect((await api.get('/v1/redirects/match?path=/blog/pinned')).body.data.id).toBe(exact.id);
+    expect((await api.get('/v1/redirects/match?path=/blog/special')).body.data.id).toBe(regexA.id);
+    const miss = await api.get('/v1/redirects/match?path=/nothing');
+    expect(miss.status).toBe(404);
+    expectErrorShape(miss.body, 404);
+    expect((await api.get('/v1/redirects/stats')).body.totalHits).toBe(0);
+    expect((await api.get('/v1/redirects/not-found')).body.meta.total).toBe(0);
+  });
+
+  it('applies capture groups and the query string, counts the hit and logs who asked', async () => {
+    const api = await site();
+    const rule = await create(api, {
+      sourcePath: '^/shop/([a-z]+)/(\\d+)$',
+      targetUrl: 'https://store.test/$2?cat=$1',
+      isRegex: true,
+      statusCode: 308,
+      preserveQueryString: true,
+    });
+    const res = await api.get(
+      '/v1/redirects/resolve?path=%2Fshop%2Fshoes%2F42%3Fref%3Dmail&referrer=https%3A%2F%2Fsearch.test%2F&userAgent=Bot%2F1.0&ip=203.0.113.77',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { redirectId: rule.id, targetUrl: 'https://store.test/42?cat=shoes&ref=mail', statusCode: 308 } });
+    const got = (await api.get(`/v1/redirects/${rule.id}`)).body.data;
+    expect(got.hitCount).toBe(1);
+    expect(Date.parse(got.lastHitAt)).toBeGreaterThan(Date.now() - 60_000);
+    const logs = await api.get(`/v1/redirects/${rule.id}/logs`);
+    expect(logs.body.meta.total).toBe(1);
+    // Addresses are anonymised by default: the last octet is zeroed.
+    expect(logs.body.data[0]).toEqual({
+      id: expect.any(Number),
+      redirectId: rule.id,
+      referrer: 'https://search.test/',
+      userAgent: 'Bot/1.0',
+      ipAddress: '203.0.113.0',
+      createdAt: expect.any(String),
+    });
+    // Without forwarded values, the request's own headers and address are logged; no query string is kept when the rule drops it.
+    const plain = await create(api, { sourcePath: '/plain/', targetUrl: '/dest' });
+    const hit = await api.get('/v1/redirects/resolve?path=/plain?x=1', { referer: 'https://r.test/', 'user-agent': 'Mozilla/5.0' });
+    expect(hit.body.data.targetUrl).toBe('/dest');
+    const log = (await api.get(`/v1/redirects/${plain.id}/logs`)).body.data[0];
+    expect(log).toMatchObject({ referrer: 'https://r.test/', userAgent: 'Mozilla/5.0', ipAddress: '127.0.0.0' });
+  });
+
+  it('keeps whole addresses when the site turns anonymisation off, and cuts IPv6 to 48 bits when on', async () => {
+    const api = await site();
+    const rule = await create(api, { sourcePath: '/ip', targetUrl: '/dest' });
+    await api.get('/v1/redirects/resolve?path=/ip&ip=2001:db8:85a3:1234:5678:8a2e:370:7334');
+    const settings = await api.put('/v1/redirects/settings', { anonymizeIp: false });
+    expect(settings.status).toBe(200);
+    expect(settings.body.data).toEqual({ logRetentionDays: 90, anonymizeIp: false, redirectOnSlugChange: false });
+    await api.get('/v1/redirects/resolve?path=/ip&ip=198.51.100.23');
+    const logs = (await api.get(`/v1/redirects/${rule.id}/logs`)).body.data.map((l: any) => l.ipAddress);
+    expect(logs).toEqual(['198.51.100.23', '2001:db8:85a3::']);
+    expect((await api.put('/v1/redirects/settings', { logRetentionDays: -1 })).status).toBe(422);
+    expect((await api.put('/v1/redirects/settings', {})).status).toBe(422);
+  });
+
+  it('records misses in the 404 log, most frequent first, and turns an entry into a redirect', async () => {
+    const api = await site();
+    for (const path of ['/gone', '/gone?utm=1', '/gone/', '/lost', '/gone']) {
+      const res = await api.get(`/v1/redirects/resolve?path=${encodeURIComponent(path)}&referrer=https://ref.test/`);
+      expect(res.status).toBe(404);
+      expectErrorShape(res.body, 404);
+    }
+    const log = await api.get('/v1/redirects/not-found');
+    expect(log.body.data.map((e: any) => [e.path, e.hits])).toEqual([
+      ['/gone', 4],
+      ['/lost', 1],
+    ]);
+    expect(log.body.data[0]).toMatchObject({ lastReferrer: 'https://ref.test/', firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) });
+    const made = await api.post(`/v1/redirects/not-found/${log.body.data[0].id}/redirect`, { targetUrl: '/found', statusCode: 302 });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ sourcePath: '/gone', targetUrl: '/found', statusCode: 302, isRegex: false });
+    expect((await api.get('/v1/redirects/resolve?path=/gone')).body.data.targetUrl).toBe('/found');
+    expect((await api.get('/v1/redirects/not-found')).body.data.map((e: any) => e.path)).toEqual(['/lost']);
+    const lost = (await api.get('/v1/redirects/not-found')).body.data[0];
+    expect((await api.delete(`/v1/redirects/not-found/${lost.id}`)).status).toBe(200);
+    expect((await api.get('/v1/redirects/not-found')).body.meta.total).toBe(0);
+    expect((await api.delete(`/v1/redirects/not-found/${lost.id}`)).status).toBe(404);
+  });
+
+  it('never lets a catastrophic pattern slow a resolve: ^(a+)+$ against 10,000 a and a ! answers in under 10 ms', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '^/(a+)+$', targetUrl: '/x', isRegex: true });
+    const path = `/${'a'.repeat(10_000)}!`;
+    await api.get(`/v1/redirects/resolve?path=${path}`);
+    const start = process.hrtime.bigint();
+    const res = await api.get(`/v1/redirects/resolve?path=${path}`);
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    expect(res.status).toBe(404);
+    expect(ms).toBeLessThan(10);
+    expect((await api.get(`/v1/redirects/resolve?path=/${'a'.repeat(10_000)}`)).status).toBe(200);
+  });
+
+  it('lets a delivery token resolve but not read the rules', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/d', targetUrl: '/e' });
+    const delivery = await createTokenFor(ctx.app, api.siteId, { kind: 'delivery', scopes: ['contents.view'] });
+    const front = client(ctx.app, delivery.token);
+    expect((await front.get('/v1/redirects/resolve?path=/d')).body.data.targetUrl).toBe('/e');
+    expect((await front.get('/v1/redirects')).status).toBe(403);
+    expect((await front.get('/v1/redirects/match?path=/d')).status).toBe(403);
+  });
+});
+
+describe('GET /v1/public/redirects/resolve (decisions G19, G20)', () => {
+  it('resolves with the site key in the header or the query, uncached, and 401 without a valid key', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/pub', targetUrl: '/lic' });
+    const key = await publicKeyOf(api);
+    expect(key).toMatch(/^pk_/);
+    const anon = client(ctx.app);
+    const byHeader = await anon.get('/v1/public/redirects/resolve?path=/pub', { 'x-site-key': key });
+    expect(byHeader.status).toBe(200);
+    expect(byHeader.body.data.targetUrl).toBe('/lic');
+    expect(byHeader.headers['cache-control']).toBe('no-store');
+    expect((await anon.get(`/v1/public/redirects/resolve?path=/pub&siteKey=${key}`)).status).toBe(200);
+    for (const headers of [{}, { 'x-site-key': 'pk_unknownunknownunknownunknown' }, { 'x-site-key': 'not-a-key' }] as Record<string, string>[]) {
+      const res = await anon.get('/v1/public/redirects/resolve?path=/pub', headers);
+      expect(res.status).toBe(401);
+      expectErrorShape(res.body, 401, 'SITE_KEY_INVALID');
+    }
+    // Another site's key resolves that site's rules only.
+    const other = await site();
+    expect((await anon.get('/v1/public/redirects/resolve?path=/pub', { 'x-site-key': await publicKeyOf(other) })).status).toBe(404);
+    expect((await api.get('/v1/redirects/stats')).body.totalHits).toBe(2);
+  });
+
+  it("lets the site's own origin read the answer (CORS) and no other", async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/cors', targetUrl: '/ok' });
+    const key = await publicKeyOf(api);
+    const anon = client(ctx.app);
+    const own = await anon.get('/v1/public/redirects/resolve?path=/cors', { 'x-site-key': key, origin: 'https://example.test' });
+    expect(own.headers['access-control-allow-origin']).toBe('https://example.test');
+    const foreign = await anon.get('/v1/public/redirects/resolve?path=/cors', { 'x-site-key': key, origin: 'https://evil.test' });
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('import and export (decisions R1, F2)', () => {
+  it('imports { entries }: stores the good rows, skips duplicates, names each bad row by number, never half a row', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/exists', targetUrl: '/x' });
+    const res = await api.post('/v1/redirects/import', {
+      entries: [
+        { sourcePath: '/i1', targetUrl: '/t1' },
+        { sourcePath: '/exists/', targetUrl: '/t2' },
+        { sourcePath: '/i3', targetUrl: 'javascript:alert(1)' },
+        { sourcePath: '/i4', targetUrl: '/t4', statusCode: 303 },
+        { sourcePath: '/i1', targetUrl: '/dup-in-file' },
+        { sourcePath: '/loop', targetUrl: '/loop' },
+        { sourcePath: '^/re/(.*)$', targetUrl: '/t/$1', isRegex: true, statusCode: 302, preserveQueryString: true, note: 'from import' },
+        { sourcePath: '/t1', targetUrl: '/i1' },
+        'not an object',
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.imported).toBe(2);
+    expect(res.body.skipped).toBe(2);
+    expect(res.body.errorCount).toBe(5);
+    expect(res.body.errors.map((e: any) => [e.row, e.field])).toEqual([
+      [3, 'targetUrl'],
+      [4, 'statusCode'],
+      [6, 'targetUrl'],
+      [8, 'targetUrl'],
+      [9, undefined],
+    ]);
+    expect(res.body.errors[3].message).toMatch(/loop/);
+    const list = (await api.get('/v1/redirects?sortBy=source_path&sortOrder=asc')).body.data;
+    expect(list.map((r: any) => r.sourcePath)).toEqual(['/exists', '/i1', '^/re/(.*)$']);
+    expect(list[2]).toMatchObject({ isRegex: true, statusCode: 302, preserveQueryString: true, note: 'from import' });
+    expect((await api.get('/v1/redirects/resolve?path=/re/a')).body.data.targetUrl).toBe('/t/a');
+  });
+
+  it('lists at most 1,000 errors, counts them all, and refuses more than 10,000 rows', async () => {
+    const api = await site();
+    const entries = Array.from({ length: 1500 }, (_, i) => ({ sourcePath: `bad-${i}`, targetUrl: '/t' }));
+    const res = await api.post('/v1/redirects/import', { entries });
+    expect(res.body).toMatchObject({ imported: 0, skipped: 0, errorCount: 1500 });
+    expect(res.body.errors).toHaveLength(1000);
+    const big = await api.post('/v1/redirects/import', { entries: Array.from({ length: 10_001 }, (_, i) => ({ sourcePath: `/b${i}`, targetUrl: '/t' })) });
+    expect(big.status).toBe(422);
+    expect(big.body.errors).toHaveProperty('entries');
+    expect((await api.post('/v1/redirects/import', { entries: [] })).status).toBe(422);
+  });
+
+  it('imports a CSV file (multipart), with quoted fields, a BOM and either header style', async () => {
+    const api = await site();
+    const csv =
+      '\uFEFFsource_path,target_url,status_code,is_regex,is_active,preserve_query_string,note\r\n' +
+      '/c1,/d1,302,false,true,true,"a note, with a comma"\r\n' +
+      '"/c2","https://example.test/d2?a=1&b=2",,,,,\r\n' +
+      '/c3,/d3,999,,,,\r\n' +
+      '^/c4/(\\d+)$,/d4/$1,,yes,,,\r\n';
+    const { payload, headers } = multipart('redirects.csv', csv);
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/redirects/import', payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ imported: 3, skipped: 0, errorCount: 1, errors: [{ row: 3, field: 'statusCode' }] });
+    const c1 = (await api.get('/v1/redirects/match?path=/c1')).body.data;
+    expect(c1).toMatchObject({ targetUrl: '/d1', statusCode: 302, preserveQueryString: true, note: 'a note, with a comma' });
+    expect((await api.get('/v1/redirects/resolve?path=/c4/7')).body.data.targetUrl).toBe('/d4/7');
+    const camel = multipart('r.csv', 'sourcePath,targetUrl\n/c5,/d5\n');
+    const again = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/redirects/import',
+      payload: camel.payload,
+      headers: { ...camel.headers, authorization: `Bearer ${api.token}` },
+    });
+    expect(again.json()).toMatchObject({ imported: 1 });
+    const noHeader = multipart('r.csv', '/c6,/d6\n');
+    const bad = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/redirects/import',
+      payload: noHeader.payload,
+      headers: { ...noHeader.headers, authorization: `Bearer ${api.token}` },
+    });
+    expect(bad.statusCode).toBe(422);
+    expectErrorShape(bad.json(), 422, 'IMPORT_FILE_INVALID');
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(4);
+  });
+
+  it('exports CSV with the spec columns (formulas neutralised) that imports back, and nginx and Apache rules', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/e1', targetUrl: '/f1', statusCode: 302 });
+    await create(api, { sourcePath: '@evil', targetUrl: '/f2', isRegex: true });
+    await create(api, { sourcePath: '^/e3/(.*)$', targetUrl: '/f3/$1', isRegex: true, preserveQueryString: true });
+    await create(api, { sourcePath: '/e4', targetUrl: '/f4', isActive: false });
+    await api.get('/v1/redirects/resolve?path=/e1');
+    const csv = await api.get('/v1/redirects/export');
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toContain('attachment');
+    const lines = csv.text.split('\r\n');
+    expect(lines[0]).toBe('source_path,target_url,status_code,is_regex,is_active,hit_count,preserve_query_string');
+    expect(lines.slice(1, 5)).toEqual([
+      '/e1,/f1,302,false,true,1,false',
+      "'@evil,/f2,301,true,true,0,false",
+      '^/e3/(.*)$,/f3/$1,301,true,true,0,true',
+      '/e4,/f4,301,false,false,0,false',
+    ]);
+
+    const other = await site();
+    const { payload, headers } = multipart('export.csv', csv.text);
+    const back = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/redirects/import',
+      payload,
+      headers: { ...headers, authorization: `Bearer ${other.token}` },
+    });
+    expect(back.json()).toMatchObject({ imported: 4, errorCount: 0 });
+    expect((await other.get('/v1/redirects/match?path=/e4')).status).toBe(404);
+    expect((await other.get('/v1/redirects?isActive=false')).body.data[0].sourcePath).toBe('/e4');
+
+    const nginx = (await api.get('/v1/redirects/export?format=nginx')).text;
+    expect(nginx).toContain('map $uri $cairn_redirect_302 {');
+    expect(nginx).toContain('    "/e1" "/f1";');
+    expect(nginx).toContain('    "~^/e3/(.*)$" "/f3/$1$is_args$args";');
+    expect(nginx).toContain('if ($cairn_redirect_301) { return 301 $cairn_redirect_301; }');
+    expect(nginx).not.toContain('/e4');
+    const apache = (await api.get('/v1/redirects/export?format=apache')).text;
+    expect(apache).toContain('RewriteEngine On');
+    expect(apache).toContain('RewriteRule ^/?e1/?$ /f1 [R=302,L,QSD]');
+    expect(apache).toContain('RewriteRule ^/?e3/(.*)$ /f3/$1 [R=301,L,QSA]');
+    expect((await api.get('/v1/redirects/export?format=xml')).status).toBe(422);
+  });
+});
+
+describe('compiled rules across instances (decisions R5)', () => {
+  it('an instance on its own connection sees a rule created through another at once', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/first', targetUrl: '/one' });
+    const second = connectDatabase({ databaseUrl: ctx.config.databaseUrl, pgSchema: ctx.config.pgSchema });
+    const two = await buildTestApp({}, { database: second, migrate: false });
+    try {
+      const other = client(two.app, api.token);
+      // Instance two compiles the site's rules now...
+      expect((await other.get('/v1/redirects/resolve?path=/first')).status).toBe(200);
+      expect((await other.get('/v1/redirects/resolve?path=/second')).status).toBe(404);
+      // ... and a rule made through instance one reaches it without a restart.
+      await create(api, { sourcePath: '/second', targetUrl: '/two' });
+      let status = 0;
+      for (let i = 0; i < 40 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await other.get('/v1/redirects/resolve?path=/second')).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      await two.close();
+      await second.close();
+    }
+  });
+});
