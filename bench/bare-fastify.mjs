@@ -15,6 +15,7 @@
 //
 // Run as a script (`node bench/bare-fastify.mjs` with PORT and DATABASE_URL) it listens; the
 // parity check imports createBareApp instead.
+import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
@@ -37,6 +38,8 @@ const DETAIL =
   '"contents"."custom_data", "contents"."structured_data"';
 
 const SQL = {
+  // One indexed lookup of an exact redirect by the hash of its path (redirects_site_source_uq).
+  redirectByHash: 'select "id", "target_url", "status_code" from "redirects" where "site_id" = ? and "source_hash" = ? and "is_active" = 1',
   treeRows: 'select "id", "name", "slug", "parent_id", "locale" from "categories" where "site_id" = ? order by "name" asc, "id" asc',
   categoryCounts: (n) =>
     `select "category_id" as ref, count(*) as n from "content_categories" where site_id = ? and "category_id" in (${list(n)}) group by "category_id"`,
@@ -265,6 +268,15 @@ export function createBareApp(file) {
   const app = Fastify({ logger: false });
 
   app.get('/bare/ready', async () => ({ ok: true }));
+
+  // The reference for a redirect resolve: one indexed lookup of the path, nothing compiled or
+  // cached, no hit counted (decisions R5).
+  app.get('/v1/redirects/resolve', async (req, reply) => {
+    const path = String(req.query.path ?? '').split('?')[0];
+    const row = stmt(SQL.redirectByHash).get(siteId, createHash('sha256').update(`path:${path}`).digest('hex'));
+    if (!row) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The redirect for this path was not found.' });
+    return { data: { redirectId: row.id, targetUrl: row.target_url, statusCode: row.status_code } };
+  });
 
   app.get('/v1/categories/tree', async () => {
     const rows = stmt(SQL.treeRows).all(siteId);

@@ -44,7 +44,7 @@ export const BASELINES: Baseline[] = [
     label: 'bare Fastify+SQLite',
     script: 'bench/bare-fastify.mjs',
     readyPath: '/bare/ready',
-    pathFor: (endpoint, ctx) => (endpoint.baselines?.includes('bareFastify') ? resolve(endpoint.path, ctx) : null),
+    pathFor: (endpoint, ctx) => (endpoint.baselines?.includes('bareFastify') ? resolve(endpoint.baselinePath ?? endpoint.path, ctx) : null),
     parity: true,
   },
 ];

@@ -1,5 +1,6 @@
 import type { Db } from '../src/db/types.js';
 import { seedBlog } from './seed-blog.js';
+import { seedRedirects } from './seed-redirects.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -67,6 +68,18 @@ export interface BenchEndpoint {
    * show a dash in this endpoint's row.
    */
   baselines?: readonly string[];
+  /**
+   * The path the per-endpoint baselines are sent, when it is not `path`: for rows compared with
+   * a reference job rather than the same one (a regex resolve against one indexed lookup).
+   */
+  baselinePath?: OrFn<string>;
+  /**
+   * False when a baseline does a reference job, not the same one (so its answer and SQL differ
+   * by design): bench/parity.ts skips the row. Default true.
+   */
+  parity?: boolean;
+  /** The status of a correct answer when it is not a 2xx (a miss of a redirect resolve is a 404). */
+  expectStatus?: number;
   targets?: BenchTargets;
   /**
    * Seeds this endpoint's data. Several endpoints may name the same function (e.g. list posts
@@ -93,6 +106,7 @@ export const ENDPOINTS: BenchEndpoint[] = [
   // of about 5 KB. Reads are compared with a bare Fastify + SQLite server running the same SQL
   // (bench/bare-fastify.mjs); the targets are those of the categories/tags and contents issues.
   ...blogReads(),
+  ...redirectResolves(),
   // Last: every request inserts a post (its row, revision and full-text index entries), so the
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
   // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.
@@ -127,5 +141,31 @@ function blogReads(): BenchEndpoint[] {
     // A word in about a third of the posts, then one in about 1% (their counts are printed after seeding).
     read('GET /v1/contents/search (common word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`, listTargets),
     read('GET /v1/contents/search (rare word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`, listTargets),
+  ];
+}
+
+/**
+ * Resolving a path, as a site's front end does for every request it cannot route, with 10,000
+ * exact and 500 regex redirects (bench/seed-redirects.ts). The reference is a bare Fastify +
+ * SQLite server doing one indexed lookup of the path (decisions R5): the regex row is compared
+ * with that lookup finding an exact path, the miss row with it finding nothing.
+ */
+function redirectResolves(): BenchEndpoint[] {
+  const targets = { minRatio: { bareFastify: 0.8 }, p99Ms: 5 };
+  const resolvePath = (key: string) => (ctx: BenchContext) => `/v1/redirects/resolve?path=${encodeURIComponent(String(ctx[key]))}`;
+  const row = (name: string, key: string, extra: Partial<BenchEndpoint>): BenchEndpoint => ({
+    name,
+    method: 'GET',
+    path: resolvePath(key),
+    seed: seedRedirects,
+    baselines: ['bareFastify'],
+    parity: false,
+    targets,
+    ...extra,
+  });
+  return [
+    row('GET /v1/redirects/resolve (exact)', 'redirectExactPath', {}),
+    row('GET /v1/redirects/resolve (regex)', 'redirectRegexPath', { baselinePath: resolvePath('redirectExactPath'), targets: { p99Ms: 5 } }),
+    row('GET /v1/redirects/resolve (miss, 404)', 'redirectMissPath', { expectStatus: 404 }),
   ];
 }

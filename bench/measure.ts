@@ -15,16 +15,24 @@ export interface Target {
   body?: string;
   /** Every `[<id>]` in the body becomes a unique id on each request. */
   idReplacement?: boolean;
+  /** The status a correct answer has, when it is not a 2xx (a redirect resolve's miss is a 404). */
+  expectStatus?: number;
+}
+
+/** Whether a status is the target's correct answer: its expected status, or any 2xx. */
+function isExpected(target: Target, status: number): boolean {
+  return target.expectStatus !== undefined ? status === target.expectStatus : status >= 200 && status < 300;
 }
 
 export interface Measurement {
   /** Average of autocannon's per-second samples. */
   reqPerSec: number;
-  /** Latency percentiles of the 2xx responses, ms. */
+  /** Latency percentiles of the expected (2xx) responses, ms. */
   p50Ms: number;
   p99Ms: number;
   /** Responses received in the measured run (warm-up excluded). */
   responses: number;
+  /** Responses with another status than the expected one (2xx unless the target names one). */
   non2xx: number;
   /** Connection errors and timeouts. */
   errors: number;
@@ -81,7 +89,7 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
   const serverCpu = processCpuMeter(probe.serverPid);
   const run = autocannon({ ...options, duration: load.durationSec });
   run.on('response', (_client, statusCode, _bytes, responseTime) => {
-    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    if (isExpected(target, statusCode)) latencies.push(responseTime);
   });
   const result = await run;
   const otherCpuCores = otherCpu();
@@ -98,7 +106,7 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
     p99Ms: percentile(sorted, 99),
     cpuMsPerReq: serverCpuMs !== null && responses > 0 ? serverCpuMs / responses : null,
     responses,
-    non2xx: result.non2xx,
+    non2xx: target.expectStatus !== undefined ? responses - (statusCodes[String(target.expectStatus)] ?? 0) : result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
@@ -114,7 +122,7 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
 export async function preflight(target: Target): Promise<string | null> {
   try {
     const { status, text } = await fetchOnce(target);
-    return status >= 200 && status < 300 ? null : `HTTP ${status}: ${text.slice(0, 500)}`;
+    return isExpected(target, status) ? null : `HTTP ${status}: ${text.slice(0, 500)}`;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }

@@ -101,7 +101,7 @@ export async function checkParity(opts: {
   baselineId: string;
   baselineScript: string;
 }): Promise<Map<string, ParityResult>> {
-  const compared = opts.endpoints.filter((e) => e.baselines?.includes(opts.baselineId) && e.method === 'GET');
+  const compared = opts.endpoints.filter((e) => e.baselines?.includes(opts.baselineId) && e.method === 'GET' && e.parity !== false);
   const results = new Map<string, ParityResult>();
   if (compared.length === 0) return results;
 

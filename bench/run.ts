@@ -67,7 +67,14 @@ function targetFor(endpoint: BenchEndpoint, ctx: BenchContext, baseUrl: string, 
     body = JSON.stringify(resolve(endpoint.body, ctx));
     headers['content-type'] ??= 'application/json';
   }
-  return { url: `${baseUrl}${pathOverride ?? resolve(endpoint.path, ctx)}`, method: endpoint.method, headers, body, idReplacement: endpoint.uniqueIds };
+  return {
+    url: `${baseUrl}${pathOverride ?? resolve(endpoint.path, ctx)}`,
+    method: endpoint.method,
+    headers,
+    body,
+    idReplacement: endpoint.uniqueIds,
+    expectStatus: endpoint.expectStatus,
+  };
 }
 
 async function main(): Promise<number> {

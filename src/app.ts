@@ -154,6 +154,20 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // CORS preflight of the public endpoints (decisions G19): a browser asks before sending
+  // `X-Site-Key` or a JSON body. The preflight answers every origin; whether the page may read
+  // the answer is decided per request by the site's own origins (plugins/auth.ts siteKeyHook).
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'OPTIONS' || !request.url.startsWith('/v1/public/') || !request.headers.origin) return;
+    return reply
+      .code(204)
+      .header('access-control-allow-origin', request.headers.origin)
+      .header('access-control-allow-methods', 'GET, POST')
+      .header('access-control-allow-headers', 'X-Site-Key, Content-Type')
+      .header('access-control-max-age', '600')
+      .header('vary', 'Origin')
+      .send();
+  });
   const rateLimiter = await registerRateLimit(app, config, database.db);
   // Unknown URLs are counted like every route: probing costs the prober its budget.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);

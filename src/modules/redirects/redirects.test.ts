@@ -374,6 +374,15 @@ describe('GET /v1/public/redirects/resolve (decisions G19, G20)', () => {
     expect(own.headers['access-control-allow-origin']).toBe('https://example.test');
     const foreign = await anon.get('/v1/public/redirects/resolve?path=/cors', { 'x-site-key': key, origin: 'https://evil.test' });
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    // The browser's preflight for the X-Site-Key header is answered.
+    const preflight = await ctx.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/public/redirects/resolve?path=/cors',
+      headers: { origin: 'https://example.test', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-site-key' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://example.test');
+    expect(String(preflight.headers['access-control-allow-headers'])).toContain('X-Site-Key');
   });
 });
 
@@ -528,5 +537,48 @@ describe('compiled rules across instances (decisions R5)', () => {
       await two.close();
       await second.close();
     }
+  });
+});
+
+describe('log retention (decisions R8)', () => {
+  const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+
+  it("purges hit logs and 404 entries past each site's retention, and keeps them for ever at 0", async () => {
+    const db = ctx.app.database.db;
+    const sites = { standard: await site(), short: await site(), forever: await site() };
+    expect((await sites.short.put('/v1/redirects/settings', { logRetentionDays: 7 })).status).toBe(200);
+    expect((await sites.forever.put('/v1/redirects/settings', { logRetentionDays: 0 })).status).toBe(200);
+    const ages: Record<keyof typeof sites, number[]> = { standard: [91, 89], short: [8, 6], forever: [1000] };
+    const rules: Record<string, number> = {};
+    for (const [name, api] of Object.entries(sites)) {
+      rules[name] = (await create(api, { sourcePath: '/kept', targetUrl: '/t' })).id;
+      for (const _ of ages[name as keyof typeof sites]) await api.get('/v1/redirects/resolve?path=/kept');
+      await api.get('/v1/redirects/resolve?path=/missing');
+      // Flushed by this read; then each log row and the 404 entry is aged.
+      const logs = (await api.get(`/v1/redirects/${rules[name]}/logs?sortOrder=asc`)).body.data;
+      for (const [i, age] of ages[name as keyof typeof sites].entries()) {
+        await db
+          .updateTable('redirect_logs')
+          .set({ created_at: daysAgo(age) })
+          .where('id', '=', logs[i].id)
+          .execute();
+      }
+      await db
+        .updateTable('redirect_misses')
+        .set({ last_seen_at: daysAgo(Math.max(...ages[name as keyof typeof sites])) })
+        .where('site_id', '=', api.siteId)
+        .execute();
+    }
+    await ctx.app.worker.tick();
+    const left = async (name: keyof typeof sites) => (await sites[name].get(`/v1/redirects/${rules[name]}/logs`)).body.meta.total;
+    const misses = async (name: keyof typeof sites) => (await sites[name].get('/v1/redirects/not-found')).body.meta.total;
+    expect(await left('standard')).toBe(1);
+    expect(await left('short')).toBe(1);
+    expect(await left('forever')).toBe(1);
+    expect(await misses('standard')).toBe(0);
+    expect(await misses('short')).toBe(0);
+    expect(await misses('forever')).toBe(1);
+    // The counters are not logs: they stay.
+    expect((await sites.standard.get(`/v1/redirects/${rules.standard}`)).body.data.hitCount).toBe(2);
   });
 });
