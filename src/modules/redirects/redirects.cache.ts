@@ -43,14 +43,19 @@ export async function loadSiteRules(db: Executor, siteId: string): Promise<SiteR
  * Compiled rules per site, so resolving is a hash lookup and one RE2 pass, never a query
  * (decisions R5). A site's entry is forgotten when its rules or settings change: at once in
  * this process, and through the change feed in the others (PostgreSQL NOTIFY from a trigger,
- * SQLite data_version). At most `maxSites` sites are held, least recently used out first.
+ * SQLite data_version). At most `maxSites` sites and `maxRules` rules in all are held (about
+ * 200 bytes a rule), least recently used out first; a site larger than the budget is still
+ * served, alone.
  */
 export class RedirectCache {
   private readonly sites = new Map<string, Promise<SiteRules>>();
+  private readonly sizes = new Map<string, number>();
+  private rules = 0;
 
   constructor(
     private readonly db: Executor,
     private readonly maxSites = 1000,
+    private readonly maxRules = 200_000,
   ) {}
 
   get(siteId: string): Promise<SiteRules> {
@@ -63,17 +68,35 @@ export class RedirectCache {
     }
     const loading = loadSiteRules(this.db, siteId);
     this.sites.set(siteId, loading);
-    // A failed load (database away) is not kept: the next request tries again.
-    loading.catch(() => {
-      if (this.sites.get(siteId) === loading) this.sites.delete(siteId);
-    });
-    if (this.sites.size > this.maxSites) this.sites.delete(this.sites.keys().next().value!);
+    loading.then(
+      (site) => {
+        if (this.sites.get(siteId) !== loading) return;
+        this.sizes.set(siteId, site.rules.size);
+        this.rules += site.rules.size;
+        this.evict();
+      },
+      // A failed load (database away) is not kept: the next request tries again.
+      () => {
+        if (this.sites.get(siteId) === loading) this.sites.delete(siteId);
+      },
+    );
     return loading;
+  }
+
+  private evict(): void {
+    while (this.sites.size > 1 && (this.sites.size > this.maxSites || this.rules > this.maxRules)) this.forget(this.sites.keys().next().value!);
   }
 
   /** Forgets one site's rules, or every site's when the change is not known precisely. */
   forget(siteId?: string): void {
-    if (siteId) this.sites.delete(siteId);
-    else this.sites.clear();
+    if (!siteId) {
+      this.sites.clear();
+      this.sizes.clear();
+      this.rules = 0;
+      return;
+    }
+    this.sites.delete(siteId);
+    this.rules -= this.sizes.get(siteId) ?? 0;
+    this.sizes.delete(siteId);
   }
 }

@@ -109,7 +109,8 @@ export class HitRecorder {
 
   /** Writes what is pending, one flush at a time; a failed flush puts the counters back. */
   async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    // Another flush's failure is its own (its counts are back in the buffers): wait, then write.
+    while (this.flushing) await this.flushing.catch(() => undefined);
     if (!this.hits.size && !this.logs.length && !this.misses.size) return;
     const hits = this.hits;
     const logs = this.logs;

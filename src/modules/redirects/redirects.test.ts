@@ -3,6 +3,7 @@ import { connectDatabase } from '../../db/connect.js';
 import { buildTestApp, createTokenFor } from '../../../test/helpers/app.js';
 import { client, expectErrorShape } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
+import { RedirectCache } from './redirects.cache.js';
 
 const ctx = useTestApp();
 const site = ctx.site;
@@ -580,5 +581,27 @@ describe('log retention (decisions R8)', () => {
     expect(await misses('forever')).toBe(1);
     // The counters are not logs: they stay.
     expect((await sites.standard.get(`/v1/redirects/${rules.standard}`)).body.data.hitCount).toBe(2);
+  });
+});
+
+describe('RedirectCache bounds', () => {
+  it('holds at most its rule budget, least recently used out first, and always the site asked for', async () => {
+    const db = ctx.app.database.db;
+    const sites = [await site(), await site(), await site()];
+    for (const [i, api] of sites.entries()) {
+      for (let n = 0; n < 2 + i; n++) await create(api, { sourcePath: `/c${n}`, targetUrl: '/t' });
+    }
+    const cache = new RedirectCache(db, 10, 5);
+    const held = (s: Api) => (cache as unknown as { sites: Map<string, unknown> }).sites.has(s.siteId);
+    expect((await cache.get(sites[0]!.siteId)).rules.size).toBe(2);
+    expect((await cache.get(sites[1]!.siteId)).rules.size).toBe(3);
+    await new Promise((r) => setImmediate(r));
+    expect([held(sites[0]!), held(sites[1]!)]).toEqual([true, true]);
+    // 2 + 3 + 4 rules is over the budget of 5: the least recently used go first.
+    expect((await cache.get(sites[2]!.siteId)).rules.size).toBe(4);
+    await new Promise((r) => setImmediate(r));
+    expect(sites.map(held)).toEqual([false, false, true]);
+    cache.forget(sites[2]!.siteId);
+    expect(held(sites[2]!)).toBe(false);
   });
 });
