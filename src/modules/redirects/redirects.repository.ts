@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
 
 export interface RedirectsTable {
@@ -151,12 +152,33 @@ export async function addHits(db: Executor, siteId: string, id: number, n: numbe
   return Number(res.numUpdatedRows) > 0;
 }
 
+type LogArgs = { [K in 'site_id' | 'redirect_id' | 'referrer' | 'user_agent' | 'ip_address' | 'created_at']: Array<RedirectLogsTable[K] | null> };
+
+/** One multi-row insert of hit logs, built once per batch size (db/prepared.ts): a flush writes thousands. */
+const insertLogBatch = prepared((db, p: LogArgs) =>
+  db.insertInto('redirect_logs').values(
+    p.site_id.map((_, i) => ({
+      site_id: p.site_id[i] as string,
+      redirect_id: p.redirect_id[i] as number,
+      referrer: p.referrer[i],
+      user_agent: p.user_agent[i],
+      ip_address: p.ip_address[i],
+      created_at: p.created_at[i] as string,
+    })),
+  ),
+);
+
 export async function insertLogs(db: Executor, rows: Insertable<RedirectLogsTable>[]) {
-  for (let i = 0; i < rows.length; i += 500)
-    await db
-      .insertInto('redirect_logs')
-      .values(rows.slice(i, i + 500))
-      .execute();
+  if (!rows.length) return;
+  const col = <K extends keyof LogArgs>(k: K) => rows.map((r) => (r[k] ?? null) as LogArgs[K][number]);
+  await insertLogBatch.execute(db, {
+    site_id: col('site_id'),
+    redirect_id: col('redirect_id'),
+    referrer: col('referrer'),
+    user_agent: col('user_agent'),
+    ip_address: col('ip_address'),
+    created_at: col('created_at'),
+  });
 }
 
 export async function upsertMisses(db: Executor, rows: Insertable<RedirectMissesTable>[]) {

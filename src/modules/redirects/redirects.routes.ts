@@ -215,7 +215,7 @@ export const redirectsModule: AppModule = {
     const resolveDoc =
       'Exact rules win, then regex rules by id (the oldest first). Answers the target with `$1`-`$9` filled in and, for rules that keep it, the ' +
       "query string; counts the hit and logs referrer, user agent and address (the `referrer`, `userAgent` and `ip` parameters when a front end forwards its visitor's, " +
-      "else this request's). A path no rule matches is a 404, counted in the 404 log (`GET /redirects/not-found`). Counters are written in batches, about once a second.";
+      "else this request's). A path no rule matches is a 404, counted in the 404 log (`GET /redirects/not-found`). Counters and logs are written in batches, about four times a second.";
     app.get(
       '/redirects/resolve',
       {
