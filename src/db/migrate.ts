@@ -14,6 +14,7 @@ import * as m0012 from './migrations/0012_content_counts.js';
 import * as m0013 from './migrations/0013_token_notify.js';
 import * as m0014 from './migrations/0014_retention_indexes.js';
 import * as m0015 from './migrations/0015_redirects.js';
+import * as m0016 from './migrations/0016_seo_settings.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<
   '0013_token_notify': m0013,
   '0014_retention_indexes': m0014,
   '0015_redirects': m0015,
+  '0016_seo_settings': m0016,
 };
 
 class StaticProvider implements MigrationProvider {

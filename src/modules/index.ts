@@ -8,6 +8,7 @@ import { singleTypesModule } from './single-types/single-types.routes.js';
 import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
 import { redirectsModule } from './redirects/redirects.routes.js';
+import { seoModule } from './seo/seo.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -20,4 +21,5 @@ export const MODULES: readonly AppModule[] = [
   contentsModule,
   webhooksModule,
   redirectsModule,
+  seoModule,
 ];

@@ -104,6 +104,20 @@ function connectRedis(url: string, log: () => FastifyBaseLogger): Redis {
   return redis;
 }
 
+/** Resolves when the client is ready, or after `ms` (then the store falls back to memory until it is). */
+function readyOrTimeout(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
 /**
  * Failed authentications per client address in this process, so that once an address has used up
  * its budget on bad tokens, its next made-up tokens cost no database lookup (the 429 comes from
@@ -153,6 +167,10 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
   const state: RateLimitState = { store: config.redisUrl ? 'redis' : 'memory', redis: config.redisUrl ? 'ok' : 'not configured' };
   const log = () => app.log;
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : null;
+  // Several instances share counters only through Redis: an instance that starts serving before
+  // its connection is up would count its first requests in memory, on its own. Start-up waits
+  // for it briefly (connectTimeout); a Redis that is down still never stops the start.
+  if (redis) await readyOrTimeout(redis, 1500);
 
   await app.register(rateLimit, {
     global: true,

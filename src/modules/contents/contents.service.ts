@@ -11,6 +11,8 @@ import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import { type AuthContext, requireScope } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
+import { categoryPath } from '../seo/seo.repository.js';
+import { contentPath, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import * as repo from './contents.repository.js';
 import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
@@ -411,10 +413,39 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
             ? 'archive'
             : 'update';
     const updated = await writeRevision(tx, siteId, id, auth.userId, action, before);
+    if (row.status === 'published' && status === 'published') await announceUrlChange(tx, siteId, row, before, input.slug, categoryIds);
     if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
     if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
     return toDetail(tx, siteId, updated, visibilityOf(auth), bodyAsText);
   });
+}
+
+/**
+ * A published content whose public URL changes (its slug, or in nested mode its first category)
+ * schedules URL_CHANGED_JOB in the same transaction, with the old and new paths built by the one
+ * URL builder (decisions G18, R11); the redirects module decides whether to redirect.
+ */
+async function announceUrlChange(
+  tx: Executor,
+  siteId: string,
+  row: ContentRow,
+  before: Record<string, unknown>,
+  slug: string | undefined,
+  categoryIds: number[] | undefined,
+): Promise<void> {
+  if ((slug === undefined || slug === row.slug) && !categoryIds) return;
+  const urls = await loadUrlContext(tx, siteId);
+  if (!urls) return;
+  const pathOf = async (s: string, categories: number[]) =>
+    contentPath(urls, {
+      slug: s,
+      locale: row.locale,
+      type: row.type,
+      categoryPath: urls.blogUrlMode === 'nested' && categories[0] ? await categoryPath(tx, siteId, categories[0]) : [],
+    });
+  const from = await pathOf(row.slug, before.categoryIds as number[]);
+  const to = await pathOf(slug ?? row.slug, categoryIds ?? (before.categoryIds as number[]));
+  if (from !== to) await scheduleJob(tx, { siteId, type: URL_CHANGED_JOB, payload: { contentId: Number(row.id), from, to }, runAt: now() });
 }
 
 /**

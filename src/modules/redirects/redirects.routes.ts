@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { Data, Id, IdParams, Message, Nullable, named, Paginated, ref, Timestamp } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
+import { URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import { RedirectCache } from './redirects.cache.js';
 import { HitRecorder, type Visitor } from './redirects.hits.js';
 import { DEFAULT_LOG_RETENTION_DAYS, deleteOldLogs, retentionPeriods } from './redirects.repository.js';
@@ -58,7 +59,10 @@ const RedirectSettingsRef = ref(
     Type.Object({
       logRetentionDays: Type.Integer({ description: `Days hit logs and 404 entries are kept (default ${DEFAULT_LOG_RETENTION_DAYS}; 0 keeps them)` }),
       anonymizeIp: Type.Boolean({ description: 'Store addresses with the last octet (IPv4) or last 80 bits (IPv6) zeroed (default true)' }),
-      redirectOnSlugChange: Type.Boolean({ description: 'Reserved: a published content whose slug changes gets a 301 from its old URL (default false)' }),
+      redirectOnSlugChange: Type.Boolean({
+        description:
+          'A published content whose URL changes (slug, or first category in nested mode) gets a 301 from its old path (default false, as the spec says a slug change creates no redirect)',
+      }),
     }),
   ),
 );
@@ -452,7 +456,13 @@ export const redirectsModule: AppModule = {
     );
   },
 
-  jobs(worker) {
+  jobs(worker, { db, changes }) {
+    // A published content moved (contents.service announceUrlChange): maybe a 301 from its old path.
+    worker.handle(URL_CHANGED_JOB, async (_ctx, job) => {
+      const { from, to } = job.payload as { from: string; to: string };
+      if (await service.redirectMovedContent(db, job.siteId, from, to)) changes.emit('cairn_redirects', job.siteId);
+    });
+
     // One retention task per period the sites use; the periods are re-read every few minutes.
     let periods: number[] = [DEFAULT_LOG_RETENTION_DAYS];
     let periodsReadAt = 0;

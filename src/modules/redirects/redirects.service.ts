@@ -216,6 +216,35 @@ export async function deleteMiss(ctx: RedirectsContext, siteId: string, missId: 
   if (!(await repo.deleteMiss(ctx.db, siteId, missId))) throw notFound('404 log entry');
 }
 
+// ---- URL changes of published contents (decisions R11) ----
+
+/**
+ * When the site asks for it (`redirectOnSlugChange`), a published content that moved from
+ * `from` to `to` gets a 301 from its old path: the new path stops redirecting (it is live
+ * again, e.g. a slug changed back), rules that led to the old path now lead to the new one (no
+ * chain grows), and a rule from the old path is replaced. Answers whether anything changed.
+ */
+export async function redirectMovedContent(db: Db, siteId: string, from: string, to: string): Promise<boolean> {
+  const site = await repo.siteContext(db, siteId);
+  if (!site || !settingsOf(site).redirectOnSlugChange) return false;
+  await db.transaction().execute(async (trx) => {
+    const at = now();
+    await trx.deleteFrom('redirects').where('site_id', '=', siteId).where('source_hash', '=', sourceHash(to, false)).execute();
+    await trx.updateTable('redirects').set({ target_url: to, updated_at: at }).where('site_id', '=', siteId).where('target_url', '=', from).execute();
+    const hash = sourceHash(from, false);
+    await trx.deleteFrom('redirects').where('site_id', '=', siteId).where('source_hash', '=', hash).execute();
+    await redirectsTable.insert(trx, {
+      ...redirectFields.insertRow({ sourcePath: from, targetUrl: to, statusCode: 301, note: 'Created when the content moved (slug change)' }),
+      site_id: siteId,
+      source_hash: hash,
+      created_at: at,
+      updated_at: at,
+    });
+    await repo.deleteMissByHash(trx, siteId, missHash(exactKey(from)));
+  });
+  return true;
+}
+
 // ---- settings (decisions R8, R9) ----
 
 export async function getSettings(ctx: RedirectsContext, siteId: string): Promise<RedirectSettings> {

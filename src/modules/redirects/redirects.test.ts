@@ -605,3 +605,60 @@ describe('RedirectCache bounds', () => {
     expect(held(sites[2]!)).toBe(false);
   });
 });
+
+describe('redirects on URL changes of published contents (decisions R11)', () => {
+  async function post(api: Api, body: Record<string, unknown>) {
+    const res = await api.post('/v1/contents', { type: 'post', title: 'A post', bodyMarkdown: 'Text.', ...body });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data ?? res.body;
+  }
+  const resolve = async (api: Api, path: string) => {
+    const res = await api.get(`/v1/redirects/resolve?path=${encodeURIComponent(path)}`);
+    return res.status === 200 ? res.body.data.targetUrl : res.status;
+  };
+
+  it('creates nothing unless the site turns it on, and never for a content that is not published', async () => {
+    const api = await site();
+    const c = await post(api, { slug: 'first', status: 'published' });
+    expect((await api.put(`/v1/contents/${c.id}`, { slug: 'second' })).status).toBe(200);
+    await ctx.app.worker.runDueJobs();
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(0);
+    await api.put('/v1/redirects/settings', { redirectOnSlugChange: true });
+    const draft = await post(api, { slug: 'draft-one' });
+    await api.put(`/v1/contents/${draft.id}`, { slug: 'draft-two' });
+    await ctx.app.worker.runDueJobs();
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(0);
+  });
+
+  it('redirects the old URL to the new one with a 301, follows a rename back without a loop, and keeps chains short', async () => {
+    const api = await site();
+    await api.put('/v1/redirects/settings', { redirectOnSlugChange: true });
+    const c = await post(api, { slug: 'lisbon', status: 'published' });
+    // An older rule pointing at the post's URL.
+    await create(api, { sourcePath: '/old-lisbon', targetUrl: '/blog/lisbon' });
+    await api.put(`/v1/contents/${c.id}`, { slug: 'lisbon-guide' });
+    await ctx.app.worker.runDueJobs();
+    const made = (await api.get('/v1/redirects/match?path=/blog/lisbon')).body.data;
+    expect(made).toMatchObject({ sourcePath: '/blog/lisbon', targetUrl: '/blog/lisbon-guide', statusCode: 301, isRegex: false, isActive: true });
+    expect(await resolve(api, '/old-lisbon')).toBe('/blog/lisbon-guide');
+    // Renamed back: the live URL no longer redirects, the other one now does.
+    await api.put(`/v1/contents/${c.id}`, { slug: 'lisbon' });
+    await ctx.app.worker.runDueJobs();
+    expect(await resolve(api, '/blog/lisbon')).toBe(404);
+    expect(await resolve(api, '/blog/lisbon-guide')).toBe('/blog/lisbon');
+    expect(await resolve(api, '/old-lisbon')).toBe('/blog/lisbon');
+  });
+
+  it('builds both URLs with the site settings: locale prefix, blog prefix, category path in nested mode', async () => {
+    const api = await site(['en', 'de']);
+    await api.put('/v1/redirects/settings', { redirectOnSlugChange: true });
+    await api.put('/v1/seo/settings', { blogUrlMode: 'nested', blogPrefix: 'journal' });
+    const europe = (await api.post('/v1/categories', { name: 'Europe', slug: 'europe' })).body.data;
+    const travel = (await api.post('/v1/categories', { name: 'Travel', slug: 'travel' })).body.data;
+    const portugal = (await api.post('/v1/categories', { name: 'Portugal', slug: 'portugal', parentId: europe.id })).body.data;
+    const c = await post(api, { slug: 'porto', locale: 'de', status: 'published', categoryIds: [portugal.id] });
+    await api.put(`/v1/contents/${c.id}`, { categoryIds: [travel.id, portugal.id] });
+    await ctx.app.worker.runDueJobs();
+    expect(await resolve(api, '/de/journal/europe/portugal/porto')).toBe('/de/journal/travel/porto');
+  });
+});
