@@ -15,6 +15,7 @@ import * as m0013 from './migrations/0013_token_notify.js';
 import * as m0014 from './migrations/0014_retention_indexes.js';
 import * as m0015 from './migrations/0015_redirects.js';
 import * as m0016 from './migrations/0016_seo_settings.js';
+import * as m0017 from './migrations/0017_sitemap_entries.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<
   '0014_retention_indexes': m0014,
   '0015_redirects': m0015,
   '0016_seo_settings': m0016,
+  '0017_sitemap_entries': m0017,
 };
 
 class StaticProvider implements MigrationProvider {

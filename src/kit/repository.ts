@@ -85,6 +85,21 @@ export function tableRepository(table: keyof DB & string) {
       return Number(res.numDeletedRows) > 0;
     },
 
+    /** Which of these values of `column` the site's rows already hold (in chunks of 500: one indexed query each). */
+    async takenValues(db: Executor, siteId: string, column: string, values: readonly string[]): Promise<Set<string>> {
+      const out = new Set<string>();
+      for (let i = 0; i < values.length; i += 500) {
+        const rows = await kdb(db)
+          .selectFrom(table)
+          .select(column)
+          .where('site_id', '=', siteId)
+          .where(column, 'in', values.slice(i, i + 500))
+          .execute();
+        for (const r of rows) out.add(String(r[column]));
+      }
+      return out;
+    },
+
     /** Rows of the locale holding any of these column values (other than `exceptId`): one indexed query. */
     clashes(db: Executor, siteId: string, locale: string, values: Row, exceptId?: number): Promise<Row[]> {
       const pairs = Object.entries(values).filter(([, v]) => v !== undefined);

@@ -9,6 +9,7 @@ import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
 import { redirectsModule } from './redirects/redirects.routes.js';
 import { seoModule } from './seo/seo.routes.js';
+import { sitemapModule } from './sitemap/sitemap.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -22,4 +23,5 @@ export const MODULES: readonly AppModule[] = [
   webhooksModule,
   redirectsModule,
   seoModule,
+  sitemapModule,
 ];

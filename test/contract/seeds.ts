@@ -6,6 +6,7 @@ import { contentSeeds } from './seeds/contents.js';
 import { singleTypeSeeds } from './seeds/single-types.js';
 import { webhookSeeds } from './seeds/webhooks.js';
 import { redirectSeeds } from './seeds/redirects.js';
+import { sitemapSeeds } from './seeds/sitemap.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -28,6 +29,7 @@ export const SEEDS: Record<string, Seed> = {
   ...singleTypeSeeds,
   ...webhookSeeds,
   ...redirectSeeds,
+  ...sitemapSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

@@ -88,21 +88,6 @@ export function upsertSettings(db: Executor, row: Insertable<RedirectSettingsTab
     .execute();
 }
 
-/** Source hashes already used on the site, among these. */
-export async function takenHashes(db: Executor, siteId: string, hashes: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (let i = 0; i < hashes.length; i += 500) {
-    const rows = await db
-      .selectFrom('redirects')
-      .select('source_hash')
-      .where('site_id', '=', siteId)
-      .where('source_hash', 'in', hashes.slice(i, i + 500))
-      .execute();
-    for (const r of rows) out.add(r.source_hash);
-  }
-  return out;
-}
-
 export async function stats(db: Executor, siteId: string) {
   const row = await db
     .selectFrom('redirects')

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { retentionTask } from '../../jobs/retention.js';
-import { AppError } from '../../shared/errors.js';
+import { ImportResultRef } from '../../kit/import.js';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { Data, Id, IdParams, Message, Nullable, named, Paginated, ref, Timestamp } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
@@ -12,7 +12,7 @@ import { HitRecorder, type Visitor } from './redirects.hits.js';
 import { DEFAULT_LOG_RETENTION_DAYS, deleteOldLogs, retentionPeriods } from './redirects.repository.js';
 import { RedirectListQuery, redirectFields, STATUS_CODES } from './redirects.resource.js';
 import * as service from './redirects.service.js';
-import { apacheExport, csvExport, entriesFromCsv, entriesFromJson, type ExportFormat, nginxExport } from './redirects.transfer.js';
+import { apacheExport, csvExport, type ExportFormat, nginxExport, redirectImport } from './redirects.transfer.js';
 
 const tags = ['Redirects'];
 
@@ -101,17 +101,6 @@ const ImportBody = Type.Object({
     maxItems: service.MAX_IMPORT_ROWS,
   }),
 });
-const ImportResult = named(
-  'RedirectImportResult',
-  Type.Object({
-    imported: Type.Integer(),
-    skipped: Type.Integer({ description: 'Rows whose source path the site (or an earlier row) already has' }),
-    errors: Type.Array(Type.Object({ row: Type.Integer(), field: Type.Optional(Type.String()), message: Type.String() }), {
-      description: `Rows left out, by row number (from 1, after the header); at most ${service.MAX_IMPORT_ERRORS} listed`,
-    }),
-    errorCount: Type.Integer({ description: 'Every row left out, also past the listed ones' }),
-  }),
-);
 const ExportQuery = Type.Object({
   format: Type.Optional(
     Type.Union([Type.Literal('csv'), Type.Literal('nginx'), Type.Literal('apache')], {
@@ -127,24 +116,12 @@ const MissRedirectBody = Type.Object({
   note: RedirectCreate.properties.note,
 });
 
-/** Largest CSV an import reads: 10,000 rows of two 2,048-character paths fit. */
-const IMPORT_FILE_LIMIT = 48 * 1024 * 1024;
-
 function visitorOf(req: FastifyRequest, query: { referrer?: string; userAgent?: string; ip?: string }): Visitor {
   const header = (name: string) => {
     const v = req.headers[name];
     return typeof v === 'string' ? v : null;
   };
   return { referrer: query.referrer ?? header('referer'), userAgent: query.userAgent ?? header('user-agent'), ip: query.ip ?? req.ip };
-}
-
-async function importEntries(req: FastifyRequest) {
-  if (!req.isMultipart()) return entriesFromJson((req.body as { entries: unknown[] }).entries);
-  const part = await req.file({ limits: { fileSize: IMPORT_FILE_LIMIT, files: 1 } });
-  if (!part) throw new AppError('VALIDATION_FAILED', { message: 'The multipart body has no file.', errors: { file: ['is required'] } });
-  const entries = await entriesFromCsv(part.file);
-  if (part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `The CSV file is larger than ${IMPORT_FILE_LIMIT} bytes.` });
-  return entries;
 }
 
 /** Redirects (decisions R1-R9): rules, resolution with hit and 404 logs, import and export. */
@@ -295,10 +272,10 @@ export const redirectsModule: AppModule = {
             'or the API names. Each row is checked like a create; a bad row is listed by its number and left out whole, a source path the site already has is skipped, ' +
             'the rest is stored in one transaction.',
           body: { content: { 'application/json': { schema: ImportBody } } },
-          response: { 200: ref(ImportResult), 413: { $ref: 'Error#' } },
+          response: { 200: ImportResultRef, 413: { $ref: 'Error#' } },
         },
       },
-      async (req) => service.importRedirects(ctx, req.auth.siteId, await importEntries(req)),
+      async (req) => service.importRedirects(ctx, req.auth.siteId, await redirectImport.fromRequest(req)),
     );
 
     app.post(

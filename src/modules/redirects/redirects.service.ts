@@ -299,7 +299,7 @@ export async function importRedirects(
   await ctx.db.transaction().execute(async (trx) => {
     const site = await rulesForWrite(trx, siteId);
     const hashes = entries.flatMap((e) => ('input' in e ? [sourceHash(e.input.sourcePath, e.input.isRegex ?? false)] : []));
-    const taken = await repo.takenHashes(trx, siteId, hashes);
+    const taken = await redirectsTable.takenValues(trx, siteId, 'source_hash', hashes);
     const at = now();
     const rows: Row[] = [];
     let nextId = -1;

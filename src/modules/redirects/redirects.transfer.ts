@@ -1,91 +1,24 @@
-import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
-import { validationFieldErrors } from '../../plugins/errors.js';
-import { compileSchema } from '../../plugins/validation.js';
+import { importReader } from '../../kit/import.js';
 import { csvLine } from '../../shared/csv.js';
-import { invalid } from '../../shared/errors.js';
 import { redirectFields } from './redirects.resource.js';
 import { exactKey, splitPath } from './redirects.rules.js';
 import { MAX_IMPORT_ROWS, type RuleInput } from './redirects.service.js';
 
-export type ImportEntry = { row: number; input: RuleInput } | { row: number; error: { field?: string; message: string } };
-
-/** One import row: the create body's fields (unknown ones dropped). */
-const EntrySchema = redirectFields.createBody();
-const validateJson = compileSchema(EntrySchema, 'json');
-const validateText = compileSchema(EntrySchema, 'text');
-
-function check(row: number, value: Record<string, unknown>, validate: typeof validateJson): ImportEntry {
-  if (validate(value)) return { row, input: value as RuleInput };
-  const errors = validationFieldErrors((validate.errors ?? []) as never);
-  const [field, messages] = Object.entries(errors)[0] ?? ['body', ['is invalid']];
-  return { row, error: { field, message: `${field} ${messages![0]}` } };
-}
-
-/** `{ entries: [...] }`: each entry checked on its own, numbered from 1. */
-export function entriesFromJson(entries: unknown[]): ImportEntry[] {
-  return entries.map((e, i) =>
-    e && typeof e === 'object' && !Array.isArray(e)
-      ? check(i + 1, { ...(e as object) }, validateJson)
-      : { row: i + 1, error: { message: 'must be an object' } },
-  );
-}
-
-/** CSV header names: the export's snake_case columns or the API's camelCase names. */
-const HEADER: Record<string, keyof RuleInput> = {
-  source_path: 'sourcePath',
-  sourcepath: 'sourcePath',
-  target_url: 'targetUrl',
-  targeturl: 'targetUrl',
-  status_code: 'statusCode',
-  statuscode: 'statusCode',
-  is_regex: 'isRegex',
-  isregex: 'isRegex',
-  is_active: 'isActive',
-  isactive: 'isActive',
-  preserve_query_string: 'preserveQueryString',
-  preservequerystring: 'preserveQueryString',
-  note: 'note',
-};
-const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
-
-/**
- * A CSV file (RFC 4180, UTF-8, optional BOM, header row required) read as a stream, row by row:
- * never more than MAX_IMPORT_ROWS rows are read. Empty cells are left out (the default applies);
- * `hit_count` and other columns are ignored.
- */
-export async function entriesFromCsv(stream: Readable): Promise<ImportEntry[]> {
-  const parser = stream.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: false, max_record_size: 16_384 }));
-  const out: ImportEntry[] = [];
-  let header: Array<keyof RuleInput | null> | null = null;
-  try {
-    for await (const record of parser as AsyncIterable<string[]>) {
-      if (!header) {
-        header = record.map((h) => HEADER[h.trim().toLowerCase()] ?? null);
-        if (!header.includes('sourcePath') || !header.includes('targetUrl')) {
-          throw invalid('IMPORT_FILE_INVALID', 'file', 'The CSV needs a header row with source_path and target_url (or sourcePath and targetUrl).');
-        }
-        continue;
-      }
-      if (out.length >= MAX_IMPORT_ROWS) throw invalid('VALIDATION_FAILED', 'file', `An import holds at most ${MAX_IMPORT_ROWS} rows; split the file.`);
-      const value: Record<string, unknown> = {};
-      header.forEach((name, i) => {
-        const cell = record[i];
-        if (!name || cell === undefined || cell === '') return;
-        const flag = BOOLEAN_TEXT[cell.trim().toLowerCase()];
-        value[name] = name === 'isRegex' || name === 'isActive' || name === 'preserveQueryString' ? (flag ?? cell) : cell;
-      });
-      out.push(check(out.length + 1, value, validateText));
-    }
-  } catch (err) {
-    if ((err as { code?: string }).code?.startsWith('CSV_')) throw invalid('IMPORT_FILE_INVALID', 'file', `The CSV cannot be read: ${(err as Error).message}`);
-    throw err;
-  } finally {
-    stream.resume();
-  }
-  if (!header) throw invalid('IMPORT_FILE_INVALID', 'file', 'The CSV file is empty.');
-  return out;
-}
+/** Redirect imports (decisions R7): the create body per row; CSV headers as the export writes them, or the API's names. */
+export const redirectImport = importReader<RuleInput>({
+  schema: redirectFields.createBody(),
+  columns: {
+    source_path: 'sourcePath',
+    target_url: 'targetUrl',
+    status_code: 'statusCode',
+    is_regex: 'isRegex',
+    is_active: 'isActive',
+    preserve_query_string: 'preserveQueryString',
+  },
+  required: ['sourcePath', 'targetUrl'],
+  maxRows: MAX_IMPORT_ROWS,
+  maxFileBytes: 48 * 1024 * 1024,
+});
 
 export interface ExportRow {
   sourcePath: string;

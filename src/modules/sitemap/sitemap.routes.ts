@@ -1,0 +1,235 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { ImportResultRef, importReader } from '../../kit/import.js';
+import { csvLine } from '../../shared/csv.js';
+import { sendCacheable } from '../../shared/http-cache.js';
+import { Message, named, Paginated, ref } from '../../shared/schemas.js';
+import type { AppModule } from '../types.js';
+import { EntryListQuery, entryFields } from './sitemap.resource.js';
+import * as service from './sitemap.service.js';
+
+const tags = ['Sitemap'];
+const EntryRef = ref(named('SitemapEntry', entryFields.response()));
+const EntryCreate = entryFields.createBody();
+const EntryUpdate = entryFields.updateBody();
+const EntryParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const SitemapUrlItem = Type.Object({
+  url: Type.String(),
+  lastmod: Type.Union([Type.String(), Type.Null()]),
+  changefreq: Type.String(),
+  priority: Type.Number(),
+});
+const PreviewRef = ref(
+  named(
+    'SitemapPreviewEntry',
+    Type.Object({ ...SitemapUrlItem.properties, source: Type.String({ description: '`content` or `custom` (`site-block` once site blocks exist)' }) }),
+  ),
+);
+const XmlFile = { description: 'application/xml', type: 'string' } as const;
+const SiteKeyQuery = Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
+
+const entryImport = importReader<service.EntryInput>({
+  schema: EntryCreate,
+  columns: { is_external: 'isExternal', last_modified: 'lastModified' },
+  required: ['url'],
+  maxRows: service.MAX_IMPORT_ROWS,
+  maxFileBytes: 32 * 1024 * 1024,
+});
+
+const XML = 'application/xml; charset=utf-8';
+const xmlDoc =
+  'The sitemap protocol (sitemaps.org 0.9): published contents at the URLs the SEO settings build, with `xhtml:link` alternates for their published ' +
+  'translations (reciprocal, `x-default` for the default locale), then the custom entries. More than 50,000 URLs, or `sitemapIndexEnabled`, make it a ' +
+  'sitemap index of `/sitemap-<n>.xml` parts.';
+
+/** Custom sitemap entries, the preview, and the sitemap outputs (decisions S1, S7, G18, G20). */
+export const sitemapModule: AppModule = {
+  name: 'sitemap',
+  routes(app, { db }) {
+    app.get(
+      '/sitemap/entries',
+      {
+        config: { scope: 'sitemap.view' },
+        schema: {
+          tags,
+          operationId: 'listSitemapEntries',
+          summary: 'Custom sitemap entries (50 per page by default)',
+          querystring: EntryListQuery,
+          response: { 200: Paginated(EntryRef) },
+        },
+      },
+      async (req) => service.listEntries(db, req.auth.siteId, req.query),
+    );
+
+    app.post(
+      '/sitemap/entries',
+      {
+        config: { scope: 'sitemap.create' },
+        schema: {
+          tags,
+          operationId: 'createSitemapEntry',
+          summary: 'Add a custom URL to the sitemap (answers the bare entry)',
+          description: 'A URL the sitemap already has is a 422 on `url`.',
+          body: EntryCreate,
+          response: { 201: EntryRef },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await service.createEntry(db, req.auth.siteId, req.body)),
+    );
+
+    app.get(
+      '/sitemap/entries/export',
+      {
+        config: { scope: 'sitemap.export' },
+        schema: {
+          tags,
+          operationId: 'exportSitemapEntries',
+          summary: 'Custom entries as CSV: url, priority, changefreq, title, is_external, last_modified',
+          response: { 200: { description: 'text/csv', type: 'string' } },
+        },
+      },
+      async (req, reply) => {
+        const rows = await service.listAllForExport(db, req.auth.siteId);
+        async function* lines() {
+          yield csvLine(['url', 'priority', 'changefreq', 'title', 'is_external', 'last_modified']);
+          for (const e of rows) yield csvLine([e.url, e.priority, e.changefreq, e.title, e.isExternal, e.lastModified]);
+        }
+        return reply
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="sitemap-entries.csv"')
+          .send(Readable.from(lines()) as never);
+      },
+    );
+
+    app.post(
+      '/sitemap/entries/import',
+      {
+        config: { scope: 'sitemap.import' },
+        schema: {
+          tags,
+          operationId: 'importSitemapEntries',
+          summary: 'Import custom entries from a CSV file (multipart, field `file`) or { entries }',
+          description: `Up to ${service.MAX_IMPORT_ROWS} rows, each checked like a create; bad rows listed by number, URLs already present skipped, the rest stored at once.`,
+          body: {
+            content: {
+              'application/json': {
+                schema: Type.Object({ entries: Type.Array(Type.Unknown(), { minItems: 1, maxItems: service.MAX_IMPORT_ROWS }) }),
+              },
+            },
+          },
+          response: { 201: ImportResultRef, 413: { $ref: 'Error#' } },
+        },
+      },
+      async (req, reply) => reply.code(201).send(await service.importEntries(db, req.auth.siteId, await entryImport.fromRequest(req))),
+    );
+
+    app.put(
+      '/sitemap/entries/:id',
+      {
+        config: { scope: 'sitemap.update' },
+        schema: {
+          tags,
+          operationId: 'updateSitemapEntry',
+          summary: 'Change a custom entry (partial; answers the bare entry)',
+          params: EntryParams,
+          body: EntryUpdate,
+          response: { 200: EntryRef },
+        },
+      },
+      async (req) => service.updateEntry(db, req.auth.siteId, req.params.id, req.body),
+    );
+
+    app.delete(
+      '/sitemap/entries/:id',
+      {
+        config: { scope: 'sitemap.delete' },
+        schema: { tags, operationId: 'deleteSitemapEntry', summary: 'Remove a custom entry', params: EntryParams, response: { 200: Message } },
+      },
+      async (req) => {
+        await service.deleteEntry(db, req.auth.siteId, req.params.id);
+        return { message: 'Sitemap entry deleted.' };
+      },
+    );
+
+    app.get(
+      '/sitemap/preview',
+      {
+        config: { scope: 'sitemap.view' },
+        schema: {
+          tags,
+          operationId: 'previewSitemap',
+          summary: 'Every URL the sitemap holds, with where it comes from',
+          response: { 200: Type.Object({ data: Type.Array(PreviewRef) }) },
+        },
+      },
+      async (req) => ({
+        data: (await service.sitemapUrls(db, req.auth.siteId)).map((u) => ({
+          url: u.loc,
+          lastmod: u.lastmod,
+          changefreq: u.changefreq,
+          priority: u.priority,
+          source: u.source,
+        })),
+      }),
+    );
+
+    app.get(
+      '/seo/sitemap.xml',
+      {
+        config: { scope: 'seo.view' },
+        schema: { tags: ['SEO'], operationId: 'getSitemapXml', summary: 'sitemap.xml', description: xmlDoc, response: { 200: XmlFile } },
+      },
+      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.sitemapXml(db, req.auth.siteId), XML, 0),
+    );
+
+    app.get(
+      '/seo/sitemap.json',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags: ['SEO'],
+          operationId: 'getSitemapJson',
+          summary: 'The sitemap as JSON: every URL, unsplit',
+          response: { 200: Type.Object({ data: Type.Array(SitemapUrlItem) }) },
+        },
+      },
+      async (req) => ({
+        data: (await service.sitemapUrls(db, req.auth.siteId)).map((u) => ({ url: u.loc, lastmod: u.lastmod, changefreq: u.changefreq, priority: u.priority })),
+      }),
+    );
+
+    app.get(
+      '/public/sitemap.xml',
+      {
+        config: { scope: 'public', siteKey: true },
+        schema: {
+          tags: ['SEO'],
+          operationId: 'getSitemapXmlPublic',
+          summary: 'sitemap.xml with the site key, for the front end to serve at /sitemap.xml',
+          description: `${xmlDoc} With \`ETag\`, \`Cache-Control: public, max-age=300\` and 304.`,
+          querystring: SiteKeyQuery,
+          response: { 200: XmlFile, 304: { description: 'Not modified', type: 'null' } },
+        },
+      },
+      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.sitemapXml(db, req.publicSite.siteId), XML),
+    );
+
+    app.get(
+      '/public/sitemap-:part.xml',
+      {
+        config: { scope: 'public', siteKey: true },
+        schema: {
+          tags: ['SEO'],
+          operationId: 'getSitemapPartPublic',
+          summary: 'Part n (from 1) of a sitemap index, for the front end to serve at /sitemap-<n>.xml',
+          params: Type.Object({ part: Type.Integer({ minimum: 1, maximum: 100_000 }) }),
+          querystring: SiteKeyQuery,
+          response: { 200: XmlFile, 304: { description: 'Not modified', type: 'null' }, 404: { $ref: 'Error#' } },
+        },
+      },
+      async (req: FastifyRequest<{ Params: { part: number } }>, reply: FastifyReply) =>
+        sendCacheable(req, reply, await service.sitemapPartXml(db, req.publicSite.siteId, req.params.part), XML),
+    );
+  },
+};

@@ -1,0 +1,245 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Db, Executor } from '../../db/types.js';
+import { now } from '../../db/json.js';
+import type { ApiOf } from '../../kit/fields.js';
+import type { ImportRow } from '../../kit/import.js';
+import { tableRepository } from '../../kit/repository.js';
+import { AppError, invalid, notFound } from '../../shared/errors.js';
+import { type ListQuery, pageMeta } from '../../shared/pagination.js';
+import { getSettings } from '../seo/seo.service.js';
+import { absoluteUrl, contentPath, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
+import * as repo from './sitemap.repository.js';
+import { entryFields, entryList } from './sitemap.resource.js';
+
+export type SitemapEntry = ApiOf<typeof entryFields.fields>;
+type Row = Record<string, any>;
+export type EntryInput = { url: string; isExternal?: boolean; priority?: number; changefreq?: string; lastModified?: string | null; title?: string | null };
+
+const entries = tableRepository('sitemap_entries');
+const toApi = (r: Row) => entryFields.toApi(r);
+const urlHash = (url: string) => createHash('sha256').update(url).digest('hex');
+
+// ---- custom entries (decisions S1, S7) ----
+
+export async function listEntries(db: Db, siteId: string, query: ListQuery & Row) {
+  const { rows, total } = await entries.list(db, siteId, query, entryList);
+  return { data: rows.map(toApi), meta: pageMeta(total, query.page, query.limit) };
+}
+
+async function findEntry(db: Executor, siteId: string, id: string): Promise<Row> {
+  const row = await entries.find(db, siteId, { id });
+  if (!row) throw notFound('sitemap entry');
+  return row;
+}
+
+async function assertUrlFree(db: Executor, siteId: string, url: string, exceptId?: string) {
+  const taken = await db.selectFrom('sitemap_entries').select('id').where('site_id', '=', siteId).where('url_hash', '=', urlHash(url)).executeTakeFirst();
+  if (taken && taken.id !== exceptId) throw invalid('UNIQUE_VIOLATION', 'url', 'The sitemap already has an entry with this URL.');
+}
+
+export async function createEntry(db: Db, siteId: string, input: EntryInput): Promise<SitemapEntry> {
+  return db.transaction().execute(async (tx) => {
+    await assertUrlFree(tx, siteId, input.url);
+    const at = now();
+    const id = randomUUID();
+    const row = { ...entryFields.insertRow(input), id, site_id: siteId, url_hash: urlHash(input.url), created_at: at, updated_at: at };
+    await repo.insertEntries(tx, [row as never]);
+    return toApi(await findEntry(tx, siteId, id));
+  });
+}
+
+export async function updateEntry(db: Db, siteId: string, id: string, input: Partial<EntryInput>): Promise<SitemapEntry> {
+  return db.transaction().execute(async (tx) => {
+    await findEntry(tx, siteId, id);
+    if (input.url !== undefined) await assertUrlFree(tx, siteId, input.url, id);
+    await entries.update(
+      tx,
+      siteId,
+      { id },
+      { ...entryFields.patch(input), ...(input.url !== undefined ? { url_hash: urlHash(input.url) } : {}), updated_at: now() },
+    );
+    return toApi(await findEntry(tx, siteId, id));
+  });
+}
+
+export async function deleteEntry(db: Db, siteId: string, id: string): Promise<void> {
+  if (!(await entries.delete(db, siteId, { id }))) throw notFound('sitemap entry');
+}
+
+/** Every custom entry, oldest first, for the CSV export. */
+export async function listAllForExport(db: Db, siteId: string): Promise<SitemapEntry[]> {
+  return (await repo.allEntries(db, siteId)).map(toApi);
+}
+
+export const MAX_IMPORT_ROWS = 10_000;
+export const MAX_IMPORT_ERRORS = 1000;
+
+/** Rows checked one by one (numbered from 1); a URL the sitemap (or an earlier row) has is skipped; the rest stored in one transaction. */
+export async function importEntries(db: Db, siteId: string, rows: ImportRow<EntryInput>[]) {
+  if (rows.length > MAX_IMPORT_ROWS) throw invalid('VALIDATION_FAILED', 'entries', `An import holds at most ${MAX_IMPORT_ROWS} rows; split the file.`);
+  const result = { imported: 0, skipped: 0, errors: [] as Array<{ row: number; field?: string; message: string }>, errorCount: 0 };
+  await db.transaction().execute(async (tx) => {
+    const good = rows.filter((r): r is { row: number; input: EntryInput } => 'input' in r);
+    const taken = await entries.takenValues(
+      tx,
+      siteId,
+      'url_hash',
+      good.map((r) => urlHash(r.input.url)),
+    );
+    const at = now();
+    const insert: Row[] = [];
+    for (const r of rows) {
+      if ('error' in r) {
+        result.errorCount += 1;
+        if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row: r.row, ...r.error });
+        continue;
+      }
+      const hash = urlHash(r.input.url);
+      if (taken.has(hash)) {
+        result.skipped += 1;
+        continue;
+      }
+      taken.add(hash);
+      insert.push({ ...entryFields.insertRow(r.input), id: randomUUID(), site_id: siteId, url_hash: hash, created_at: at, updated_at: at });
+    }
+    for (let i = 0; i < insert.length; i += 200) await repo.insertEntries(tx, insert.slice(i, i + 200) as never);
+    result.imported = insert.length;
+  });
+  return result;
+}
+
+// ---- the sitemap itself (decisions S1, G18, G20) ----
+
+export interface SitemapUrl {
+  loc: string;
+  lastmod: string | null;
+  changefreq: string;
+  priority: number;
+  source: 'content' | 'custom';
+  /** hreflang -> URL, the URL itself included, `x-default` for the default locale's member. */
+  alternates?: Array<{ hreflang: string; href: string }>;
+}
+
+/** URLs per sitemap file (the protocol's limit). */
+export const URLS_PER_FILE = 50_000;
+
+function categoryPaths(rows: Array<{ id: number; slug: string; parent_id: number | null }>) {
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  const cache = new Map<number, string[]>();
+  const pathOf = (id: number): string[] => {
+    const hit = cache.get(id);
+    if (hit) return hit;
+    const out: string[] = [];
+    let cur = byId.get(id);
+    for (let depth = 0; cur && depth < 10; depth++) {
+      out.unshift(cur.slug);
+      cur = cur.parent_id === null ? undefined : byId.get(Number(cur.parent_id));
+    }
+    cache.set(id, out);
+    return out;
+  };
+  return pathOf;
+}
+
+/**
+ * Every URL of the site's sitemap: published contents (when `includeContentsInSitemap`) with
+ * their translations as alternates (published members only, reciprocal, `x-default` for the
+ * default locale's), then the custom entries. Priorities: `contentTypePriorities[type]` or
+ * `defaultPriority`; change frequency `defaultChangefreq`; `lastmod` the content's last change.
+ */
+export async function sitemapUrls(db: Executor, siteId: string): Promise<SitemapUrl[]> {
+  const [settings, urls] = await Promise.all([getSettings(db, siteId), loadUrlContext(db, siteId)]);
+  if (!urls) throw notFound('site');
+  const out: SitemapUrl[] = [];
+  if (settings.includeContentsInSitemap) {
+    const pathOf = urls.blogUrlMode === 'nested' ? categoryPaths(await repo.categoryTree(db, siteId)) : null;
+    const groups = new Map<string, Array<{ locale: string; loc: string }>>();
+    const items: Array<{ loc: string; lastmod: string; type: string; group: string }> = [];
+    for (let after = 0; ; ) {
+      const rows = await repo.publishedContents(db, siteId, after, 5000);
+      if (!rows.length) break;
+      for (const r of rows) {
+        const category = r.first_category_id === null || r.first_category_id === undefined ? null : Number(r.first_category_id);
+        const loc = absoluteUrl(
+          urls,
+          contentPath(urls, { slug: r.slug, locale: r.locale, type: r.type, categoryPath: pathOf && category ? pathOf(category) : [] }),
+        );
+        items.push({ loc, lastmod: r.updated_at, type: r.type, group: r.translation_group });
+        const members = groups.get(r.translation_group) ?? groups.set(r.translation_group, []).get(r.translation_group)!;
+        members.push({ locale: r.locale, loc });
+      }
+      after = Number(rows[rows.length - 1]!.id);
+    }
+    for (const item of items) {
+      const members = groups.get(item.group)!;
+      const entry: SitemapUrl = {
+        loc: item.loc,
+        lastmod: item.lastmod,
+        changefreq: settings.defaultChangefreq,
+        priority: settings.contentTypePriorities[item.type] ?? settings.defaultPriority,
+        source: 'content',
+      };
+      if (members.length > 1) {
+        entry.alternates = [...members].sort((a, b) => a.locale.localeCompare(b.locale)).map((m) => ({ hreflang: m.locale, href: m.loc }));
+        const fallback = members.find((m) => m.locale === urls.defaultLocale);
+        if (fallback) entry.alternates.push({ hreflang: 'x-default', href: fallback.loc });
+      }
+      out.push(entry);
+    }
+  }
+  for (const e of await repo.allEntries(db, siteId)) {
+    out.push({
+      loc: e.url.startsWith('/') ? absoluteUrl(urls, e.url) : e.url,
+      lastmod: e.last_modified,
+      changefreq: e.changefreq,
+      priority: Number(e.priority),
+      source: 'custom',
+    });
+  }
+  return out;
+}
+
+const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+const formatPriority = (p: number) => (Math.round(p * 10) / 10).toFixed(1);
+
+/** A `urlset` file (sitemaps.org 0.9, with `xhtml:link` alternates after the protocol's own elements, as its XSD allows). */
+export function urlsetXml(urls: readonly SitemapUrl[]): string {
+  const parts = [
+    '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">\n',
+  ];
+  for (const u of urls) {
+    let item = `<url><loc>${escapeXml(u.loc)}</loc>`;
+    if (u.lastmod) item += `<lastmod>${escapeXml(u.lastmod)}</lastmod>`;
+    item += `<changefreq>${u.changefreq}</changefreq><priority>${formatPriority(u.priority)}</priority>`;
+    for (const a of u.alternates ?? []) item += `<xhtml:link rel="alternate" hreflang="${escapeXml(a.hreflang)}" href="${escapeXml(a.href)}"/>`;
+    parts.push(`${item}</url>\n`);
+  }
+  parts.push('</urlset>\n');
+  return parts.join('');
+}
+
+/** A `sitemapindex` naming each part at the site's root (`/sitemap-1.xml`, ...), with the newest lastmod of each. */
+export function sitemapIndexXml(ctx: Pick<UrlContext, 'domain'>, urls: readonly SitemapUrl[]): string {
+  const parts = ['<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'];
+  for (let n = 1; (n - 1) * URLS_PER_FILE < Math.max(urls.length, 1); n++) {
+    const slice = urls.slice((n - 1) * URLS_PER_FILE, n * URLS_PER_FILE);
+    const lastmod = slice.reduce<string | null>((m, u) => (u.lastmod && (!m || u.lastmod > m) ? u.lastmod : m), null);
+    parts.push(`<sitemap><loc>${escapeXml(absoluteUrl(ctx, `/sitemap-${n}.xml`))}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</sitemap>\n`);
+  }
+  parts.push('</sitemapindex>\n');
+  return parts.join('');
+}
+
+/** sitemap.xml: a urlset, or an index when there are more than URLS_PER_FILE URLs or the site asks for one. */
+export async function sitemapXml(db: Executor, siteId: string): Promise<string> {
+  const [urls, settings, ctx] = await Promise.all([sitemapUrls(db, siteId), getSettings(db, siteId), loadUrlContext(db, siteId)]);
+  return urls.length > URLS_PER_FILE || settings.sitemapIndexEnabled ? sitemapIndexXml(ctx!, urls) : urlsetXml(urls);
+}
+
+/** Part `n` (from 1) of an index; 404 past the last. */
+export async function sitemapPartXml(db: Executor, siteId: string, n: number): Promise<string> {
+  const urls = await sitemapUrls(db, siteId);
+  const slice = urls.slice((n - 1) * URLS_PER_FILE, n * URLS_PER_FILE);
+  if (n < 1 || (!slice.length && n !== 1)) throw new AppError('NOT_FOUND', { message: 'The sitemap has no such part.' });
+  return urlsetXml(slice);
+}
