@@ -10,6 +10,7 @@ import { webhooksModule } from './webhooks/webhooks.routes.js';
 import { redirectsModule } from './redirects/redirects.routes.js';
 import { seoModule } from './seo/seo.routes.js';
 import { sitemapModule } from './sitemap/sitemap.routes.js';
+import { llmsModule } from './llms/llms.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -24,4 +25,5 @@ export const MODULES: readonly AppModule[] = [
   redirectsModule,
   seoModule,
   sitemapModule,
+  llmsModule,
 ];

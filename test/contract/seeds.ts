@@ -7,6 +7,7 @@ import { singleTypeSeeds } from './seeds/single-types.js';
 import { webhookSeeds } from './seeds/webhooks.js';
 import { redirectSeeds } from './seeds/redirects.js';
 import { sitemapSeeds } from './seeds/sitemap.js';
+import { llmsSeeds } from './seeds/llms.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -30,6 +31,7 @@ export const SEEDS: Record<string, Seed> = {
   ...webhookSeeds,
   ...redirectSeeds,
   ...sitemapSeeds,
+  ...llmsSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

@@ -1,0 +1,101 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../../db/types.js';
+import { sendCacheable } from '../../shared/http-cache.js';
+import { SlugParams } from '../../shared/schemas.js';
+import type { AppModule } from '../types.js';
+import * as service from './llms.service.js';
+
+const tags = ['Text outputs for AI crawlers'];
+const TEXT = 'text/plain; charset=utf-8';
+const MARKDOWN = 'text/markdown; charset=utf-8';
+const TextFile = { description: 'text', type: 'string' } as const;
+const NotModified = { description: 'Not modified', type: 'null' } as const;
+const SiteKeyQuery = Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
+const LocaleQuery = Type.Object({
+  locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
+  siteKey: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+const off = 'A 404 while the SEO setting `llmsTxtEnabled` is off.';
+const docs = {
+  index: `llms.txt (llmstxt.org): the site name, the \`>\` summary (\`llmsSiteDescription\`), a section per category with its ${service.SECTION_SIZE} newest published contents as \`- [title](url): description\`, then \`## Optional\` with older ones. ${off}`,
+  full: `Every published content as markdown with its URL, oldest first, streamed, cut after ${service.FULL_MAX_BYTES} bytes with a note. ${off}`,
+  markdown: `One published content as markdown (\`# title\`, then the body); \`?locale=\` or the default locale. ${off}`,
+};
+
+async function sendFull(db: Db, siteId: string, req: FastifyRequest, reply: FastifyReply, maxAge: number) {
+  const etag = `W/"${await service.llmsFullVersion(db, siteId)}"`;
+  const body = await service.llmsFull(db, siteId);
+  reply.header('etag', etag).header('cache-control', `public, max-age=${maxAge}`).header('content-type', TEXT);
+  if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) return reply.code(304).send();
+  return reply.send(Readable.from(body) as never);
+}
+
+/** llms.txt, llms-full.txt and markdown of contents (decisions S3, S9, G20). */
+export const llmsModule: AppModule = {
+  name: 'llms',
+  routes(app, { db }) {
+    for (const [prefix, scope, maxAge] of [
+      ['', 'seo.view', 0],
+      ['/public', 'public', 300],
+    ] as const) {
+      const isPublic = scope === 'public';
+      const siteOf = (req: FastifyRequest) => (isPublic ? req.publicSite.siteId : req.auth.siteId);
+      const config = isPublic ? { scope, siteKey: true } : { scope };
+      const suffix = isPublic ? 'Public' : '';
+      const also = isPublic ? ' With the site key, `ETag`, `Cache-Control: public, max-age=300` and 304.' : '';
+
+      app.get(
+        `${prefix}/llms.txt`,
+        {
+          config,
+          schema: {
+            tags,
+            operationId: `getLlmsTxt${suffix}`,
+            summary: 'llms.txt',
+            description: docs.index + also,
+            querystring: SiteKeyQuery,
+            response: { 200: TextFile, 304: NotModified, 404: { $ref: 'Error#' } },
+          },
+        },
+        async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.llmsTxt(db, siteOf(req)), TEXT, maxAge),
+      );
+
+      app.get(
+        `${prefix}/llms-full.txt`,
+        {
+          config,
+          schema: {
+            tags,
+            operationId: `getLlmsFullTxt${suffix}`,
+            summary: 'llms-full.txt',
+            description: docs.full + also,
+            querystring: SiteKeyQuery,
+            response: { 200: TextFile, 304: NotModified, 404: { $ref: 'Error#' } },
+          },
+        },
+        async (req: FastifyRequest, reply: FastifyReply) => sendFull(db, siteOf(req), req, reply, maxAge),
+      );
+
+      app.get(
+        `${prefix}/markdown/content/:slug`,
+        {
+          config,
+          schema: {
+            tags,
+            operationId: `getContentMarkdown${suffix}`,
+            summary: 'A published content as markdown',
+            description: docs.markdown + also,
+            params: SlugParams,
+            querystring: LocaleQuery,
+            response: { 200: { description: 'text/markdown', type: 'string' }, 304: NotModified, 404: { $ref: 'Error#' } },
+          },
+        },
+        async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { locale?: string } }>, reply: FastifyReply) =>
+          sendCacheable(req, reply, await service.contentAsMarkdown(db, siteOf(req), req.params.slug, req.query.locale), MARKDOWN, maxAge),
+      );
+    }
+  },
+};
