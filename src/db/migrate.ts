@@ -16,6 +16,7 @@ import * as m0014 from './migrations/0014_retention_indexes.js';
 import * as m0015 from './migrations/0015_redirects.js';
 import * as m0016 from './migrations/0016_seo_settings.js';
 import * as m0017 from './migrations/0017_sitemap_entries.js';
+import * as m0018 from './migrations/0018_sitemap_rules_sources.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<
   '0015_redirects': m0015,
   '0016_seo_settings': m0016,
   '0017_sitemap_entries': m0017,
+  '0018_sitemap_rules_sources': m0018,
 };
 
 class StaticProvider implements MigrationProvider {

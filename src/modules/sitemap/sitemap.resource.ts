@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { common, fieldMap } from '../../kit/fields.js';
 import { listQueryFor, type ListSpec } from '../../kit/repository.js';
-import { Nullable, Timestamp, UrlOrPath } from '../../shared/schemas.js';
+import { HttpUrl, Nullable, Timestamp, UrlOrPath } from '../../shared/schemas.js';
 import { Changefreq, Priority } from '../seo/seo.resource.js';
 import './sitemap.repository.js';
 
@@ -48,3 +48,42 @@ export const EntryListQuery = (() => {
   const q = listQueryFor(entryList);
   return { ...q, properties: { ...q.properties, limit: { ...q.properties.limit, default: 50 } } } as typeof q;
 })();
+
+export const RULE_SOURCE_TYPES = ['content_type', 'category', 'tag', 'path_pattern'] as const;
+
+/** Spec "Sitemap rule", the input shape plus id, isActive and timestamps (decisions S1, S10). */
+export const ruleFields = fieldMap({
+  id: common.id,
+  sourceType: {
+    column: 'source_type',
+    schema: Type.String(),
+    input: Type.Union(
+      RULE_SOURCE_TYPES.map((t) => Type.Literal(t)),
+      { description: 'What the rule matches: a content type, a category slug, a tag slug, or a path pattern (`*` any characters, `?` one)' },
+    ),
+    create: 'required',
+  },
+  sourceValue: { column: 'source_value', schema: Type.String(), input: Type.String({ minLength: 1, maxLength: 255 }), create: 'required' },
+  priority: { column: 'priority', schema: Type.Number(), input: Priority, read: Number, create: 'required' },
+  changefreq: { column: 'changefreq', schema: Type.String(), input: Changefreq, create: 'required' },
+  ruleOrder: {
+    column: 'rule_order',
+    schema: Type.Integer(),
+    input: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Rules are tried in this order, lowest first (then by id); the first match wins' }),
+    read: Number,
+    insertDefault: 0,
+  },
+  isActive: { column: 'is_active', schema: Type.Boolean(), input: Type.Boolean(), read: Boolean, insertDefault: true },
+  createdAt: common.createdAt,
+  updatedAt: common.updatedAt,
+});
+
+/** Sitemap sources: other sitemaps the sitemap index lists (decisions S11). */
+export const sourceFields = fieldMap({
+  id: common.id,
+  name: { column: 'name', schema: Type.String(), input: Type.String({ minLength: 1, maxLength: 255 }), create: 'required' },
+  url: { column: 'url', schema: Type.String(), input: HttpUrl({ description: 'The absolute URL of another sitemap (or sitemap index)' }), create: 'required' },
+  isActive: { column: 'is_active', schema: Type.Boolean(), input: Type.Boolean(), read: Boolean, insertDefault: true },
+  createdAt: common.createdAt,
+  updatedAt: common.updatedAt,
+});

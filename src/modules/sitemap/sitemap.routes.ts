@@ -4,9 +4,9 @@ import { Type } from 'typebox';
 import { ImportResultRef, importReader } from '../../kit/import.js';
 import { csvLine } from '../../shared/csv.js';
 import { sendCacheable } from '../../shared/http-cache.js';
-import { Message, named, Paginated, ref } from '../../shared/schemas.js';
+import { Data, IdParams, Message, named, Paginated, ref } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
-import { EntryListQuery, entryFields } from './sitemap.resource.js';
+import { EntryListQuery, entryFields, ruleFields, sourceFields } from './sitemap.resource.js';
 import * as service from './sitemap.service.js';
 
 const tags = ['Sitemap'];
@@ -26,6 +26,8 @@ const PreviewRef = ref(
     Type.Object({ ...SitemapUrlItem.properties, source: Type.String({ description: '`content` or `custom` (`site-block` once site blocks exist)' }) }),
   ),
 );
+const RuleRef = ref(named('SitemapRule', ruleFields.response()));
+const SourceRef = ref(named('SitemapSource', sourceFields.response()));
 const XmlFile = { description: 'application/xml', type: 'string' } as const;
 const SiteKeyQuery = Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
 
@@ -149,6 +151,134 @@ export const sitemapModule: AppModule = {
       async (req) => {
         await service.deleteEntry(db, req.auth.siteId, req.params.id);
         return { message: 'Sitemap entry deleted.' };
+      },
+    );
+
+    app.get(
+      '/sitemap/rules',
+      {
+        config: { scope: 'sitemap.view' },
+        schema: {
+          tags,
+          operationId: 'listSitemapRules',
+          summary: 'Sitemap rules in the order they are tried',
+          response: { 200: Type.Object({ data: Type.Array(RuleRef) }) },
+        },
+      },
+      async (req) => ({ data: await service.listRules(db, req.auth.siteId) }),
+    );
+
+    app.post(
+      '/sitemap/rules',
+      {
+        config: { scope: 'sitemap.create' },
+        schema: {
+          tags,
+          operationId: 'createSitemapRule',
+          summary: 'Add a rule: which contents get which priority and change frequency',
+          description:
+            'Active rules are tried by `ruleOrder` (then id) for every published content; the first that matches sets its priority and changefreq. ' +
+            '`content_type` matches the type, `category` and `tag` a slug the content is linked to, `path_pattern` its path (`/blog/travel/*`; must start with /). ' +
+            'Custom entries keep their own values.',
+          body: ruleFields.createBody(),
+          response: { 201: Data(RuleRef) },
+        },
+      },
+      async (req, reply) => reply.code(201).send({ data: await service.createRule(db, req.auth.siteId, req.body) }),
+    );
+
+    app.put(
+      '/sitemap/rules/:id',
+      {
+        config: { scope: 'sitemap.update' },
+        schema: {
+          tags,
+          operationId: 'updateSitemapRule',
+          summary: 'Change a rule (partial)',
+          params: IdParams,
+          body: ruleFields.updateBody(),
+          response: { 200: Data(RuleRef) },
+        },
+      },
+      async (req) => ({ data: await service.updateRule(db, req.auth.siteId, req.params.id, req.body) }),
+    );
+
+    app.delete(
+      '/sitemap/rules/:id',
+      {
+        config: { scope: 'sitemap.delete' },
+        schema: { tags, operationId: 'deleteSitemapRule', summary: 'Remove a rule', params: IdParams, response: { 200: Message } },
+      },
+      async (req) => {
+        await service.deleteRule(db, req.auth.siteId, req.params.id);
+        return { message: 'Sitemap rule deleted.' };
+      },
+    );
+
+    app.get(
+      '/sitemap/sources',
+      {
+        config: { scope: 'sitemap.view' },
+        schema: {
+          tags,
+          operationId: 'listSitemapSources',
+          summary: 'Other sitemaps the sitemap index lists',
+          response: { 200: Type.Object({ data: Type.Array(SourceRef) }) },
+        },
+      },
+      async (req) => ({ data: await service.listSources(db, req.auth.siteId) }),
+    );
+
+    app.post(
+      '/sitemap/sources',
+      {
+        config: { scope: 'sitemap.create' },
+        schema: {
+          tags,
+          operationId: 'createSitemapSource',
+          summary: 'Add another sitemap to the index (a shop, a docs site)',
+          description: 'While a source is active, sitemap.xml is a sitemap index listing its own parts and every active source.',
+          body: sourceFields.createBody(),
+          response: { 201: Data(SourceRef) },
+        },
+      },
+      async (req, reply) => reply.code(201).send({ data: await service.createSource(db, req.auth.siteId, req.body) }),
+    );
+
+    app.get(
+      '/sitemap/sources/:id',
+      {
+        config: { scope: 'sitemap.view' },
+        schema: { tags, operationId: 'getSitemapSource', summary: 'A sitemap source', params: IdParams, response: { 200: Data(SourceRef) } },
+      },
+      async (req) => ({ data: await service.getSource(db, req.auth.siteId, req.params.id) }),
+    );
+
+    app.put(
+      '/sitemap/sources/:id',
+      {
+        config: { scope: 'sitemap.update' },
+        schema: {
+          tags,
+          operationId: 'updateSitemapSource',
+          summary: 'Change a sitemap source (partial)',
+          params: IdParams,
+          body: sourceFields.updateBody(),
+          response: { 200: Data(SourceRef) },
+        },
+      },
+      async (req) => ({ data: await service.updateSource(db, req.auth.siteId, req.params.id, req.body) }),
+    );
+
+    app.delete(
+      '/sitemap/sources/:id',
+      {
+        config: { scope: 'sitemap.delete' },
+        schema: { tags, operationId: 'deleteSitemapSource', summary: 'Remove a sitemap source', params: IdParams, response: { 200: Message } },
+      },
+      async (req) => {
+        await service.deleteSource(db, req.auth.siteId, req.params.id);
+        return { message: 'Sitemap source deleted.' };
       },
     );
 

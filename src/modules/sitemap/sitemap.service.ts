@@ -9,13 +9,15 @@ import { type ListQuery, pageMeta } from '../../shared/pagination.js';
 import { getSettings } from '../seo/seo.service.js';
 import { absoluteUrl, contentPath, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
 import * as repo from './sitemap.repository.js';
-import { entryFields, entryList } from './sitemap.resource.js';
+import { entryFields, entryList, ruleFields, sourceFields } from './sitemap.resource.js';
 
 export type SitemapEntry = ApiOf<typeof entryFields.fields>;
 type Row = Record<string, any>;
 export type EntryInput = { url: string; isExternal?: boolean; priority?: number; changefreq?: string; lastModified?: string | null; title?: string | null };
 
 const entries = tableRepository('sitemap_entries');
+const rules = tableRepository('sitemap_rules');
+const sources = tableRepository('sitemap_sources');
 const toApi = (r: Row) => entryFields.toApi(r);
 const urlHash = (url: string) => createHash('sha256').update(url).digest('hex');
 
@@ -108,6 +110,105 @@ export async function importEntries(db: Db, siteId: string, rows: ImportRow<Entr
   return result;
 }
 
+// ---- rules and sources (decisions S1, S10, S11) ----
+
+export type SitemapRule = ApiOf<typeof ruleFields.fields>;
+export type SitemapSource = ApiOf<typeof sourceFields.fields>;
+
+function checkRule(input: Row): void {
+  if (input.sourceType === 'path_pattern' && typeof input.sourceValue === 'string' && !input.sourceValue.startsWith('/')) {
+    throw invalid('VALIDATION_FAILED', 'sourceValue', 'A path pattern starts with / (`*` matches any characters, `?` one).');
+  }
+}
+
+export async function listRules(db: Db, siteId: string): Promise<SitemapRule[]> {
+  return (await repo.orderedRules(db, siteId, false)).map((r) => ruleFields.toApi(r));
+}
+
+export async function createRule(db: Db, siteId: string, input: Row): Promise<SitemapRule> {
+  checkRule(input);
+  const at = now();
+  const id = await rules.insert(db, { ...ruleFields.insertRow(input), site_id: siteId, created_at: at, updated_at: at });
+  return ruleFields.toApi((await rules.find(db, siteId, { id }))!);
+}
+
+export async function updateRule(db: Db, siteId: string, id: number, input: Row): Promise<SitemapRule> {
+  return db.transaction().execute(async (tx) => {
+    const stored = await rules.find(tx, siteId, { id });
+    if (!stored) throw notFound('sitemap rule');
+    checkRule({ ...ruleFields.toApi(stored), ...input });
+    await rules.update(tx, siteId, { id }, { ...ruleFields.patch(input), updated_at: now() });
+    return ruleFields.toApi((await rules.find(tx, siteId, { id }))!);
+  });
+}
+
+export async function deleteRule(db: Db, siteId: string, id: number): Promise<void> {
+  if (!(await rules.delete(db, siteId, { id }))) throw notFound('sitemap rule');
+}
+
+export async function listSources(db: Db, siteId: string): Promise<SitemapSource[]> {
+  return (await repo.allSources(db, siteId, false)).map((r) => sourceFields.toApi(r));
+}
+
+export async function getSource(db: Db, siteId: string, id: number): Promise<SitemapSource> {
+  const row = await sources.find(db, siteId, { id });
+  if (!row) throw notFound('sitemap source');
+  return sourceFields.toApi(row);
+}
+
+export async function createSource(db: Db, siteId: string, input: Row): Promise<SitemapSource> {
+  const at = now();
+  const id = await sources.insert(db, { ...sourceFields.insertRow(input), site_id: siteId, created_at: at, updated_at: at });
+  return getSource(db, siteId, id);
+}
+
+export async function updateSource(db: Db, siteId: string, id: number, input: Row): Promise<SitemapSource> {
+  await getSource(db, siteId, id);
+  await sources.update(db, siteId, { id }, { ...sourceFields.patch(input), updated_at: now() });
+  return getSource(db, siteId, id);
+}
+
+export async function deleteSource(db: Db, siteId: string, id: number): Promise<void> {
+  if (!(await sources.delete(db, siteId, { id }))) throw notFound('sitemap source');
+}
+
+/** A path pattern as an anchored regular expression: `*` any characters, `?` one, the rest literal. */
+function patternRegex(pattern: string): RegExp {
+  return new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
+}
+
+/** The first active rule (by ruleOrder, then id) matching each content sets its priority and change frequency. */
+async function ruleMatcher(db: Executor, siteId: string) {
+  const active = await repo.orderedRules(db, siteId, true);
+  if (!active.length) return null;
+  const slugsOf = async (kind: 'category' | 'tag') => {
+    const map = new Map<number, Set<string>>();
+    if (!active.some((r) => r.source_type === kind)) return map;
+    for (const l of await repo.publishedLinkSlugs(db, siteId, kind)) {
+      const set = map.get(Number(l.content_id)) ?? map.set(Number(l.content_id), new Set()).get(Number(l.content_id))!;
+      set.add(l.slug);
+    }
+    return map;
+  };
+  const [categories, tags] = await Promise.all([slugsOf('category'), slugsOf('tag')]);
+  const compiled = active.map((r) => ({ ...r, regex: r.source_type === 'path_pattern' ? patternRegex(r.source_value) : null }));
+  return (content: { id: number; type: string; path: string }) =>
+    compiled.find((r) =>
+      r.source_type === 'content_type'
+        ? r.source_value === content.type
+        : r.source_type === 'category'
+          ? categories.get(content.id)?.has(r.source_value)
+          : r.source_type === 'tag'
+            ? tags.get(content.id)?.has(r.source_value)
+            : r.regex!.test(content.path),
+    );
+}
+
 // ---- the sitemap itself (decisions S1, G18, G20) ----
 
 export interface SitemapUrl {
@@ -153,18 +254,24 @@ export async function sitemapUrls(db: Executor, siteId: string): Promise<Sitemap
   const out: SitemapUrl[] = [];
   if (settings.includeContentsInSitemap) {
     const pathOf = urls.blogUrlMode === 'nested' ? categoryPaths(await repo.categoryTree(db, siteId)) : null;
+    const ruleFor = await ruleMatcher(db, siteId);
     const groups = new Map<string, Array<{ locale: string; loc: string }>>();
-    const items: Array<{ loc: string; lastmod: string; type: string; group: string }> = [];
+    const items: Array<{ loc: string; lastmod: string; type: string; group: string; rule: { priority: number; changefreq: string } | undefined }> = [];
     for (let after = 0; ; ) {
       const rows = await repo.publishedContents(db, siteId, after, 5000);
       if (!rows.length) break;
       for (const r of rows) {
         const category = r.first_category_id === null || r.first_category_id === undefined ? null : Number(r.first_category_id);
-        const loc = absoluteUrl(
-          urls,
-          contentPath(urls, { slug: r.slug, locale: r.locale, type: r.type, categoryPath: pathOf && category ? pathOf(category) : [] }),
-        );
-        items.push({ loc, lastmod: r.updated_at, type: r.type, group: r.translation_group });
+        const path = contentPath(urls, { slug: r.slug, locale: r.locale, type: r.type, categoryPath: pathOf && category ? pathOf(category) : [] });
+        const loc = absoluteUrl(urls, path);
+        const rule = ruleFor?.({ id: Number(r.id), type: r.type, path });
+        items.push({
+          loc,
+          lastmod: r.updated_at,
+          type: r.type,
+          group: r.translation_group,
+          rule: rule && { priority: Number(rule.priority), changefreq: rule.changefreq },
+        });
         const members = groups.get(r.translation_group) ?? groups.set(r.translation_group, []).get(r.translation_group)!;
         members.push({ locale: r.locale, loc });
       }
@@ -175,8 +282,8 @@ export async function sitemapUrls(db: Executor, siteId: string): Promise<Sitemap
       const entry: SitemapUrl = {
         loc: item.loc,
         lastmod: item.lastmod,
-        changefreq: settings.defaultChangefreq,
-        priority: settings.contentTypePriorities[item.type] ?? settings.defaultPriority,
+        changefreq: item.rule?.changefreq ?? settings.defaultChangefreq,
+        priority: item.rule?.priority ?? settings.contentTypePriorities[item.type] ?? settings.defaultPriority,
         source: 'content',
       };
       if (members.length > 1) {
@@ -218,22 +325,34 @@ export function urlsetXml(urls: readonly SitemapUrl[]): string {
   return parts.join('');
 }
 
-/** A `sitemapindex` naming each part at the site's root (`/sitemap-1.xml`, ...), with the newest lastmod of each. */
-export function sitemapIndexXml(ctx: Pick<UrlContext, 'domain'>, urls: readonly SitemapUrl[]): string {
+/** A `sitemapindex` naming each part at the site's root (`/sitemap-1.xml`, ...), with the newest lastmod of each, then the active sources. */
+export function sitemapIndexXml(ctx: Pick<UrlContext, 'domain'>, urls: readonly SitemapUrl[], others: readonly string[] = []): string {
   const parts = ['<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'];
   for (let n = 1; (n - 1) * URLS_PER_FILE < Math.max(urls.length, 1); n++) {
     const slice = urls.slice((n - 1) * URLS_PER_FILE, n * URLS_PER_FILE);
     const lastmod = slice.reduce<string | null>((m, u) => (u.lastmod && (!m || u.lastmod > m) ? u.lastmod : m), null);
     parts.push(`<sitemap><loc>${escapeXml(absoluteUrl(ctx, `/sitemap-${n}.xml`))}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</sitemap>\n`);
   }
+  for (const url of others) parts.push(`<sitemap><loc>${escapeXml(url)}</loc></sitemap>\n`);
   parts.push('</sitemapindex>\n');
   return parts.join('');
 }
 
-/** sitemap.xml: a urlset, or an index when there are more than URLS_PER_FILE URLs or the site asks for one. */
+/** sitemap.xml: a urlset, or an index when there are more than URLS_PER_FILE URLs, active sources, or the site asks for one. */
 export async function sitemapXml(db: Executor, siteId: string): Promise<string> {
-  const [urls, settings, ctx] = await Promise.all([sitemapUrls(db, siteId), getSettings(db, siteId), loadUrlContext(db, siteId)]);
-  return urls.length > URLS_PER_FILE || settings.sitemapIndexEnabled ? sitemapIndexXml(ctx!, urls) : urlsetXml(urls);
+  const [urls, settings, ctx, others] = await Promise.all([
+    sitemapUrls(db, siteId),
+    getSettings(db, siteId),
+    loadUrlContext(db, siteId),
+    repo.allSources(db, siteId, true),
+  ]);
+  return urls.length > URLS_PER_FILE || settings.sitemapIndexEnabled || others.length
+    ? sitemapIndexXml(
+        ctx!,
+        urls,
+        others.map((o) => o.url),
+      )
+    : urlsetXml(urls);
 }
 
 /** Part `n` (from 1) of an index; 404 past the last. */

@@ -188,3 +188,92 @@ describe('sitemap.xml and sitemap.json (decisions S1, G18, G20)', () => {
     expect([...urlsetXml(urls.slice(0, URLS_PER_FILE)).matchAll(/<url>/g)]).toHaveLength(URLS_PER_FILE);
   });
 });
+
+describe('sitemap rules and sources (decisions S1, S10, S11)', () => {
+  it('creates, lists in order, updates and deletes rules, with each field held to its limits', async () => {
+    const api = await site();
+    const a = await api.post('/v1/sitemap/rules', { sourceType: 'tag', sourceValue: 'news', priority: 0.9, changefreq: 'hourly', ruleOrder: 5 });
+    expect(a.status).toBe(201);
+    expect(a.body.data).toEqual({
+      id: expect.any(Number),
+      sourceType: 'tag',
+      sourceValue: 'news',
+      priority: 0.9,
+      changefreq: 'hourly',
+      ruleOrder: 5,
+      isActive: true,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const b = await api.post('/v1/sitemap/rules', { sourceType: 'content_type', sourceValue: 'post', priority: 0.4, changefreq: 'monthly' });
+    expect((await api.get('/v1/sitemap/rules')).body.data.map((r: any) => r.id)).toEqual([b.body.data.id, a.body.data.id]);
+    for (const [body, field] of [
+      [{ sourceType: 'author', sourceValue: 'x', priority: 0.5, changefreq: 'daily' }, 'sourceType'],
+      [{ sourceType: 'tag', sourceValue: '', priority: 0.5, changefreq: 'daily' }, 'sourceValue'],
+      [{ sourceType: 'tag', sourceValue: 'x'.repeat(256), priority: 0.5, changefreq: 'daily' }, 'sourceValue'],
+      [{ sourceType: 'path_pattern', sourceValue: 'blog/*', priority: 0.5, changefreq: 'daily' }, 'sourceValue'],
+      [{ sourceType: 'tag', sourceValue: 'x', priority: 2, changefreq: 'daily' }, 'priority'],
+      [{ sourceType: 'tag', sourceValue: 'x', priority: 0.5 }, 'changefreq'],
+    ] as const) {
+      const res = await api.post('/v1/sitemap/rules', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(Object.keys(res.body.errors)).toContain(field);
+    }
+    expect((await api.put(`/v1/sitemap/rules/${a.body.data.id}`, { sourceType: 'path_pattern' })).status).toBe(422);
+    const upd = await api.put(`/v1/sitemap/rules/${a.body.data.id}`, { isActive: false });
+    expect(upd.body.data).toMatchObject({ isActive: false, sourceValue: 'news' });
+    expect((await api.delete(`/v1/sitemap/rules/${a.body.data.id}`)).status).toBe(200);
+    expect((await api.delete(`/v1/sitemap/rules/${a.body.data.id}`)).status).toBe(404);
+  });
+
+  it('gives each content the priority and change frequency of the first matching active rule', async () => {
+    const api = await site();
+    const travel = (await api.post('/v1/categories', { name: 'Travel', slug: 'travel' })).body.data;
+    const news = (await api.post('/v1/tags', { name: 'News', slug: 'news' })).body.data;
+    await post(api, { slug: 'in-travel', status: 'published', categoryIds: [travel.id] });
+    await post(api, { slug: 'tagged', status: 'published', tagIds: [news.id] });
+    await post(api, { slug: 'archive-2019', status: 'published' });
+    await post(api, { slug: 'plain', status: 'published' });
+    await api.post('/v1/sitemap/entries', { url: '/blog/custom', priority: 0.1, changefreq: 'yearly' });
+    await api.post('/v1/sitemap/rules', { sourceType: 'category', sourceValue: 'travel', priority: 0.9, changefreq: 'daily', ruleOrder: 1 });
+    await api.post('/v1/sitemap/rules', { sourceType: 'tag', sourceValue: 'news', priority: 1, changefreq: 'hourly', ruleOrder: 2 });
+    await api.post('/v1/sitemap/rules', { sourceType: 'path_pattern', sourceValue: '/blog/archive-*', priority: 0.2, changefreq: 'never', ruleOrder: 3 });
+    await api.post('/v1/sitemap/rules', { sourceType: 'content_type', sourceValue: 'post', priority: 0.6, changefreq: 'weekly', ruleOrder: 9 });
+    await api.post('/v1/sitemap/rules', {
+      sourceType: 'content_type',
+      sourceValue: 'post',
+      priority: 0.3,
+      changefreq: 'monthly',
+      ruleOrder: 0,
+      isActive: false,
+    });
+    const byUrl = Object.fromEntries(
+      (await api.get('/v1/seo/sitemap.json')).body.data.map((u: any) => [u.url.replace('https://example.test', ''), [u.priority, u.changefreq]]),
+    );
+    expect(byUrl).toEqual({
+      '/blog/in-travel': [0.9, 'daily'],
+      '/blog/tagged': [1, 'hourly'],
+      '/blog/archive-2019': [0.2, 'never'],
+      '/blog/plain': [0.6, 'weekly'],
+      '/blog/custom': [0.1, 'yearly'],
+    });
+  });
+
+  it('lists active sources in the sitemap index after its own parts', async () => {
+    const api = await site();
+    const src = await api.post('/v1/sitemap/sources', { name: 'Shop', url: 'https://shop.example.test/sitemap.xml' });
+    expect(src.status).toBe(201);
+    expect(src.body.data).toMatchObject({ id: expect.any(Number), name: 'Shop', url: 'https://shop.example.test/sitemap.xml', isActive: true });
+    expect((await api.post('/v1/sitemap/sources', { name: 'Bad', url: '/relative' })).status).toBe(422);
+    expect((await api.post('/v1/sitemap/sources', { name: '', url: 'https://x.test/s.xml' })).status).toBe(422);
+    const xml = (await api.get('/v1/seo/sitemap.xml')).text;
+    expect(xml).toContain('<sitemapindex');
+    expect(xml.indexOf('sitemap-1.xml')).toBeLessThan(xml.indexOf('<sitemap><loc>https://shop.example.test/sitemap.xml</loc></sitemap>'));
+    await api.put(`/v1/sitemap/sources/${src.body.data.id}`, { isActive: false });
+    expect((await api.get(`/v1/sitemap/sources/${src.body.data.id}`)).body.data.isActive).toBe(false);
+    expect((await api.get('/v1/seo/sitemap.xml')).text).toContain('<urlset');
+    expect((await api.get('/v1/sitemap/sources')).body.data).toHaveLength(1);
+    expect((await api.delete(`/v1/sitemap/sources/${src.body.data.id}`)).status).toBe(200);
+    expect((await api.get(`/v1/sitemap/sources/${src.body.data.id}`)).status).toBe(404);
+  });
+});
