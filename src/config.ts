@@ -40,6 +40,8 @@ export interface Config {
    * ever): dispatched outbox events, finished webhook deliveries with their attempts, failed jobs.
    */
   retention: { outboxDays: number; webhookDeliveriesDays: number; failedJobsDays: number };
+  /** IndexNow (decisions S12): where submissions go, and how often each process looks for changed URLs. */
+  indexNow: { endpoint: string; intervalMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -142,6 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       outboxDays: integer(env, 'RETENTION_OUTBOX_DAYS', 7, 0, 36_500),
       webhookDeliveriesDays: integer(env, 'RETENTION_WEBHOOK_DELIVERIES_DAYS', 30, 0, 36_500),
       failedJobsDays: integer(env, 'RETENTION_FAILED_JOBS_DAYS', 30, 0, 36_500),
+    },
+    indexNow: {
+      endpoint: url(env, 'INDEXNOW_ENDPOINT', 'https://api.indexnow.org/indexnow', ['http:', 'https:'])!,
+      intervalMs: integer(env, 'INDEXNOW_INTERVAL_MS', 10_000, 0, 86_400_000),
     },
     ...overrides,
   };

@@ -17,6 +17,7 @@ import * as m0015 from './migrations/0015_redirects.js';
 import * as m0016 from './migrations/0016_seo_settings.js';
 import * as m0017 from './migrations/0017_sitemap_entries.js';
 import * as m0018 from './migrations/0018_sitemap_rules_sources.js';
+import * as m0019 from './migrations/0019_indexnow.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<
   '0016_seo_settings': m0016,
   '0017_sitemap_entries': m0017,
   '0018_sitemap_rules_sources': m0018,
+  '0019_indexnow': m0019,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -51,6 +51,8 @@ export const ERROR_CATALOG = {
   // Webhooks
   WEBHOOK_URL_INVALID: { status: 422, message: 'The webhook URL must be an http(s) URL that resolves to public addresses.' },
   WEBHOOK_INACTIVE: { status: 409, message: 'The webhook is inactive: enable it (PUT isActive: true) first.' },
+  // Integrations (decisions A2): the spec names this code in lower case.
+  integration_not_connected: { status: 409, message: 'No search console is connected to this site.' },
   // Redirects
   SOURCE_PATH_TAKEN: { status: 422, message: 'A redirect with this source path already exists.' },
   SOURCE_PATH_INVALID: { status: 422, message: 'An exact source path must start with / (a path on the site, without its query string).' },

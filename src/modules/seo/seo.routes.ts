@@ -1,6 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { named, ref } from '../../shared/schemas.js';
+import { AppError } from '../../shared/errors.js';
+import { listQuerySchema } from '../../shared/pagination.js';
+import { named, Paginated, ref } from '../../shared/schemas.js';
+import { retentionTask } from '../../jobs/retention.js';
+import { deleteOldIndexNowLogs } from './seo.repository.js';
+import * as indexNow from './seo.indexnow.js';
 import { sendCacheable } from '../../shared/http-cache.js';
 import type { Executor } from '../../db/types.js';
 import type { AppModule } from '../types.js';
@@ -13,6 +18,28 @@ const tags = ['SEO'];
 const SeoSettingsRef = ref(named('SeoSettings', seoFields.response()));
 const SeoSettingsUpdate = seoFields.updateBody();
 const TextFile = { description: 'text/plain', type: 'string' } as const;
+/** IndexNow log rows are kept this long. */
+const INDEXNOW_LOG_DAYS = 90;
+const IndexNowLogRef = ref(
+  named(
+    'IndexNowLog',
+    Type.Object({
+      id: Type.Integer(),
+      url: Type.String(),
+      status: Type.String({ description: '`success` or `failed`' }),
+      responseCode: Type.Union([Type.Integer(), Type.Null()]),
+      submittedAt: Type.String({ format: 'date-time' }),
+    }),
+  ),
+);
+const SubmissionStats = named(
+  'SubmissionStats',
+  Type.Object({ total: Type.Integer(), success: Type.Integer(), failed: Type.Integer(), lastSubmittedAt: Type.Union([Type.String(), Type.Null()]) }),
+);
+const IndexNowTest = Type.Object({ status: Type.String(), url: Type.String(), responseCode: Type.Union([Type.Integer(), Type.Null()]) });
+const notConnected = async () => {
+  throw new AppError('integration_not_connected', { message: 'Connect a search console to this site first; search indexing logs and stats need it.' });
+};
 
 async function robotsFor(db: Executor, siteId: string): Promise<string> {
   const [settings, urls] = await Promise.all([service.getSettings(db, siteId), loadUrlContext(db, siteId)]);
@@ -23,7 +50,11 @@ async function robotsFor(db: Executor, siteId: string): Promise<string> {
 /** SEO settings and robots.txt (spec "SEO", decisions S2, G18, G20). */
 export const seoModule: AppModule = {
   name: 'seo',
-  routes(app, { db }) {
+  jobs(worker, { config }) {
+    worker.task('seo.indexnow', indexNow.indexNowTask(config.indexNow));
+    worker.task('retention.indexnow_logs', retentionTask(INDEXNOW_LOG_DAYS, deleteOldIndexNowLogs));
+  },
+  routes(app, { db, config }) {
     app.get(
       '/seo/settings',
       {
@@ -74,6 +105,87 @@ export const seoModule: AppModule = {
         },
       },
       async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await robotsFor(db, req.publicSite.siteId), 'text/plain; charset=utf-8'),
+    );
+
+    app.get(
+      '/seo/indexnow/test',
+      {
+        config: { scope: 'seo.update' },
+        schema: {
+          tags,
+          operationId: 'testIndexNow',
+          summary: "Submit the site's home page to IndexNow now",
+          description: '422 on `indexNowKey` without a key. A success sets `indexNowLastVerifiedAt`. The submission is logged like the others.',
+          response: { 200: IndexNowTest },
+        },
+      },
+      async (req) => indexNow.testIndexNow(db, config.indexNow, req.auth.siteId),
+    );
+
+    app.get(
+      '/seo/indexnow/logs',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags,
+          operationId: 'listIndexNowLogs',
+          summary: 'IndexNow submissions, one row per URL, newest first',
+          querystring: listQuerySchema(['submitted_at'], {}),
+          response: { 200: Paginated(IndexNowLogRef) },
+        },
+      },
+      async (req) => indexNow.indexNowLogs(db, req.auth.siteId, req.query),
+    );
+
+    app.get(
+      '/seo/indexnow/stats',
+      {
+        config: { scope: 'seo.view' },
+        schema: { tags, operationId: 'indexNowStats', summary: 'IndexNow submission counts (a bare object)', response: { 200: ref(SubmissionStats) } },
+      },
+      async (req) => indexNow.indexNowStats(db, req.auth.siteId),
+    );
+
+    for (const [path, operationId] of [
+      ['/seo/search-indexing/logs', 'listSearchIndexingLogs'],
+      ['/seo/search-indexing/stats', 'searchIndexingStats'],
+    ] as const) {
+      app.get(
+        path,
+        {
+          config: { scope: 'seo.view' },
+          schema: {
+            tags,
+            operationId,
+            summary: path.endsWith('logs') ? 'Search-console indexing submissions' : 'Search-console indexing counts',
+            description: 'Answers 409 `integration_not_connected` until a search console is connected (decisions A2); none can be connected yet.',
+            response: { 409: { $ref: 'Error#' } },
+          },
+        },
+        notConnected,
+      );
+    }
+
+    app.get(
+      '/public/indexnow/:key.txt',
+      {
+        config: { scope: 'public', siteKey: true },
+        schema: {
+          tags,
+          operationId: 'getIndexNowKeyFile',
+          summary: 'The IndexNow key file, for the front end to serve at /{key}.txt',
+          description:
+            "Answers the key as text when it is the site's IndexNow key, else 404. Submissions name `https://{domain}/{key}.txt` as the key location.",
+          params: Type.Object({ key: Type.String({ minLength: 8, maxLength: 64 }) }),
+          querystring: Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) }),
+          response: { 200: TextFile, 304: { description: 'Not modified', type: 'null' }, 404: { $ref: 'Error#' } },
+        },
+      },
+      async (req: FastifyRequest<{ Params: { key: string } }>, reply: FastifyReply) => {
+        const text = await indexNow.keyFile(db, req.publicSite.siteId, req.params.key);
+        if (text === null) throw new AppError('NOT_FOUND', { message: "This is not the site's IndexNow key." });
+        return sendCacheable(req, reply, text, 'text/plain; charset=utf-8');
+      },
     );
   },
 };

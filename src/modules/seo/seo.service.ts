@@ -29,6 +29,8 @@ export async function updateSettings(db: Executor, siteId: string, input: Row): 
     const key = input.indexNowKey !== undefined ? input.indexNowKey : current.indexNowKey;
     if (enabled && !key) throw invalid('VALIDATION_FAILED', 'indexNowKey', 'IndexNow needs a key (8-64 letters, digits or hyphens) to be enabled.');
     const patch = seoFields.patch(input);
+    // Switched on: what changes from now is submitted (the sitemap tells search engines the rest).
+    if (input.indexNowEnabled === true && !current.indexNowEnabled) patch.index_now_submitted_until = now();
     // A new key has not been verified.
     if (input.indexNowKey !== undefined && input.indexNowKey !== current.indexNowKey) patch.index_now_last_verified_at = null;
     await repo.updateSettings(tx, siteId, { ...patch, updated_at: now() });
