@@ -1,13 +1,25 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+/** A strong ETag of a body: the first 27 characters of its SHA-256 in base64url, quoted. */
+export function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
 /**
  * A generated text answer that proxies and crawlers may keep (decisions G20): a strong ETag of
  * the bytes, `Cache-Control`, and 304 without a body when `If-None-Match` names the current
  * version (or `*`).
  */
-export function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: string, contentType: string, maxAgeSeconds = 300) {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+export function sendCacheable(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  output: string | { body: string; etag: string },
+  contentType: string,
+  maxAgeSeconds = 300,
+) {
+  const body = typeof output === 'string' ? output : output.body;
+  const etag = typeof output === 'string' ? etagOf(body) : output.etag;
   reply.header('etag', etag).header('cache-control', `public, max-age=${maxAgeSeconds}`).header('content-type', contentType);
   const given = request.headers['if-none-match'];
   if (given && (given.trim() === '*' || given.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) return reply.code(304).send();

@@ -6,6 +6,7 @@ import { sendCacheable } from '../../shared/http-cache.js';
 import { SlugParams } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
 import * as service from './llms.service.js';
+import { outputCacheFor } from '../seo/seo.cache.js';
 
 const tags = ['Text outputs for AI crawlers'];
 const TEXT = 'text/plain; charset=utf-8';
@@ -37,6 +38,7 @@ async function sendFull(db: Db, siteId: string, req: FastifyRequest, reply: Fast
 export const llmsModule: AppModule = {
   name: 'llms',
   routes(app, { db }) {
+    const outputs = outputCacheFor(db);
     for (const [prefix, scope, maxAge] of [
       ['', 'seo.view', 0],
       ['/public', 'public', 300],
@@ -60,7 +62,8 @@ export const llmsModule: AppModule = {
             response: { 200: TextFile, 304: NotModified, 404: { $ref: 'Error#' } },
           },
         },
-        async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.llmsTxt(db, siteOf(req)), TEXT, maxAge),
+        async (req: FastifyRequest, reply: FastifyReply) =>
+          sendCacheable(req, reply, await outputs.get(siteOf(req), 'llms.txt', () => service.llmsTxt(db, siteOf(req)), !isPublic), TEXT, maxAge),
       );
 
       app.get(
@@ -94,7 +97,18 @@ export const llmsModule: AppModule = {
           },
         },
         async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { locale?: string } }>, reply: FastifyReply) =>
-          sendCacheable(req, reply, await service.contentAsMarkdown(db, siteOf(req), req.params.slug, req.query.locale), MARKDOWN, maxAge),
+          sendCacheable(
+            req,
+            reply,
+            await outputs.get(
+              siteOf(req),
+              `markdown:${req.query.locale ?? ''}:${req.params.slug}`,
+              () => service.contentAsMarkdown(db, siteOf(req), req.params.slug, req.query.locale),
+              !isPublic,
+            ),
+            MARKDOWN,
+            maxAge,
+          ),
       );
     }
   },

@@ -6,6 +6,7 @@ import { named, Paginated, ref } from '../../shared/schemas.js';
 import { retentionTask } from '../../jobs/retention.js';
 import { deleteOldIndexNowLogs } from './seo.repository.js';
 import * as indexNow from './seo.indexnow.js';
+import { outputCacheFor } from './seo.cache.js';
 import { sendCacheable } from '../../shared/http-cache.js';
 import type { Executor } from '../../db/types.js';
 import type { AppModule } from '../types.js';
@@ -55,6 +56,7 @@ export const seoModule: AppModule = {
     worker.task('retention.indexnow_logs', retentionTask(INDEXNOW_LOG_DAYS, deleteOldIndexNowLogs));
   },
   routes(app, { db, config }) {
+    const outputs = outputCacheFor(db);
     app.get(
       '/seo/settings',
       {
@@ -88,7 +90,8 @@ export const seoModule: AppModule = {
         config: { scope: 'seo.view' },
         schema: { tags, operationId: 'getRobotsTxt', summary: 'robots.txt as the settings render it', description: robotsDoc, response: { 200: TextFile } },
       },
-      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await robotsFor(db, req.auth.siteId), 'text/plain; charset=utf-8', 0),
+      async (req: FastifyRequest, reply: FastifyReply) =>
+        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'robots.txt', () => robotsFor(db, req.auth.siteId), true), 'text/plain; charset=utf-8', 0),
     );
 
     app.get(
@@ -104,7 +107,13 @@ export const seoModule: AppModule = {
           response: { 200: TextFile, 304: { description: 'Not modified', type: 'null' } },
         },
       },
-      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await robotsFor(db, req.publicSite.siteId), 'text/plain; charset=utf-8'),
+      async (req: FastifyRequest, reply: FastifyReply) =>
+        sendCacheable(
+          req,
+          reply,
+          await outputs.get(req.publicSite.siteId, 'robots.txt', () => robotsFor(db, req.publicSite.siteId)),
+          'text/plain; charset=utf-8',
+        ),
     );
 
     app.get(

@@ -3,6 +3,7 @@ import { client, expectErrorShape } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { AI_ASSISTANT_CRAWLERS, AI_TRAINING_CRAWLERS } from './seo.robots.js';
 import { contentPath, type UrlContext } from './seo.urls.js';
+import { OutputCache } from './seo.cache.js';
 
 const ctx = useTestApp();
 const site = ctx.site;
@@ -159,6 +160,9 @@ describe('robots.txt (decisions S2, S4)', () => {
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
     await api.put('/v1/seo/settings', { robotsRules: [{ userAgent: '*', rules: [{ path: '/private', allow: false }] }] });
+    // The management read sees the change at once; public reads within a second of it (decisions S14).
+    expect((await api.get('/v1/seo/robots.txt')).text).toContain('Disallow: /private');
+    await new Promise((r) => setTimeout(r, 1100));
     const changed = await anon.get('/v1/public/robots.txt', { 'x-site-key': key, 'if-none-match': etag });
     expect(changed.status).toBe(200);
     expect(changed.text).toContain('Disallow: /private');
@@ -178,5 +182,36 @@ describe('the URL builder (decisions G18)', () => {
     expect(contentPath(nested, { slug: 'a', locale: 'en', type: 'post', categoryPath: ['travel', 'europe'] })).toBe('/blog/travel/europe/a');
     expect(contentPath(nested, { slug: 'a', locale: 'en', type: 'post', categoryPath: [] })).toBe('/blog/a');
     expect(contentPath(base, { slug: 'ü ber', locale: 'en', type: 'post' })).toBe('/blog/%C3%BC%20ber');
+  });
+});
+
+describe('generated outputs cache (decisions S14)', () => {
+  it('builds once while nothing changes, rebuilds after any change of the site, and holds at most its byte budget', async () => {
+    const api = await site();
+    const cache = new OutputCache(ctx.app.database.db, 0, 10);
+    let builds = 0;
+    const build = async () => `built ${++builds}`;
+    const [a, b] = await Promise.all([cache.get(api.siteId, 'x', build), cache.get(api.siteId, 'x', build)]);
+    expect(builds).toBe(1);
+    expect(a).toBe(b);
+    expect((await cache.get(api.siteId, 'x', build)).body).toBe('built 1');
+    for (const change of [
+      () => api.post('/v1/tags', { name: 'New tag' }),
+      () => api.put('/v1/seo/settings', { defaultPriority: 0.4 }),
+      () => api.post('/v1/sitemap/entries', { url: '/new' }),
+      () => api.post('/v1/contents', { type: 'post', title: 'New', bodyMarkdown: 'x' }),
+    ]) {
+      const before = builds;
+      await new Promise((r) => setTimeout(r, 2));
+      await change();
+      const out = await cache.get(api.siteId, 'x', build);
+      expect(builds, String(change)).toBe(before + 1);
+      expect(out.etag).toMatch(/^".{27}"$/);
+    }
+    // A 10-byte budget holds one 7-byte output: the other is built again.
+    await cache.get(api.siteId, 'y', build);
+    const n = builds;
+    await cache.get(api.siteId, 'x', build);
+    expect(builds).toBe(n + 1);
   });
 });

@@ -8,6 +8,7 @@ import { Data, IdParams, Message, named, Paginated, ref } from '../../shared/sch
 import type { AppModule } from '../types.js';
 import { EntryListQuery, entryFields, ruleFields, sourceFields } from './sitemap.resource.js';
 import * as service from './sitemap.service.js';
+import { outputCacheFor } from '../seo/seo.cache.js';
 
 const tags = ['Sitemap'];
 const EntryRef = ref(named('SitemapEntry', entryFields.response()));
@@ -49,6 +50,7 @@ const xmlDoc =
 export const sitemapModule: AppModule = {
   name: 'sitemap',
   routes(app, { db }) {
+    const outputs = outputCacheFor(db);
     app.get(
       '/sitemap/entries',
       {
@@ -310,7 +312,8 @@ export const sitemapModule: AppModule = {
         config: { scope: 'seo.view' },
         schema: { tags: ['SEO'], operationId: 'getSitemapXml', summary: 'sitemap.xml', description: xmlDoc, response: { 200: XmlFile } },
       },
-      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.sitemapXml(db, req.auth.siteId), XML, 0),
+      async (req: FastifyRequest, reply: FastifyReply) =>
+        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'sitemap.xml', () => service.sitemapXml(db, req.auth.siteId), true), XML, 0),
     );
 
     app.get(
@@ -342,7 +345,8 @@ export const sitemapModule: AppModule = {
           response: { 200: XmlFile, 304: { description: 'Not modified', type: 'null' } },
         },
       },
-      async (req: FastifyRequest, reply: FastifyReply) => sendCacheable(req, reply, await service.sitemapXml(db, req.publicSite.siteId), XML),
+      async (req: FastifyRequest, reply: FastifyReply) =>
+        sendCacheable(req, reply, await outputs.get(req.publicSite.siteId, 'sitemap.xml', () => service.sitemapXml(db, req.publicSite.siteId)), XML),
     );
 
     app.get(
@@ -359,7 +363,12 @@ export const sitemapModule: AppModule = {
         },
       },
       async (req: FastifyRequest<{ Params: { part: number } }>, reply: FastifyReply) =>
-        sendCacheable(req, reply, await service.sitemapPartXml(db, req.publicSite.siteId, req.params.part), XML),
+        sendCacheable(
+          req,
+          reply,
+          await outputs.get(req.publicSite.siteId, `sitemap-${req.params.part}.xml`, () => service.sitemapPartXml(db, req.publicSite.siteId, req.params.part)),
+          XML,
+        ),
     );
   },
 };

@@ -162,6 +162,8 @@ describe('sitemap.xml and sitemap.json (decisions S1, G18, G20)', () => {
     const etag = String(plain.headers.etag);
     expect((await anon.get('/v1/public/sitemap.xml', { 'x-site-key': key, 'if-none-match': etag })).status).toBe(304);
     await api.put('/v1/seo/settings', { sitemapIndexEnabled: true });
+    // Public outputs see a change within a second (decisions S14).
+    await new Promise((r) => setTimeout(r, 1100));
     const index = await anon.get('/v1/public/sitemap.xml', { 'x-site-key': key, 'if-none-match': etag });
     expect(index.status).toBe(200);
     expect(index.text).toMatch(
