@@ -16,6 +16,8 @@
 // Run as a script (`node bench/bare-fastify.mjs` with PORT and DATABASE_URL) it listens; the
 // parity check imports createBareApp instead.
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
@@ -268,6 +270,18 @@ export function createBareApp(file) {
   const app = Fastify({ logger: false });
 
   app.get('/bare/ready', async () => ({ ok: true }));
+
+  // The reference for the cached SEO outputs: the same bytes, built by the seeder
+  // (bench/seed-seo.ts) and read from a file once, sent as they are.
+  const outputs = path.join(process.env.CAIRN_DATA_DIR ?? '.', 'bench-outputs');
+  for (const [name, type] of [
+    ['sitemap.xml', 'application/xml; charset=utf-8'],
+    ['llms.txt', 'text/plain; charset=utf-8'],
+  ]) {
+    const file = path.join(outputs, name);
+    const bytes = existsSync(file) ? readFileSync(file) : null;
+    if (bytes) app.get(`/v1/public/${name}`, async (_req, reply) => reply.header('content-type', type).send(bytes));
+  }
 
   // The reference for a redirect resolve: one indexed lookup of the path, nothing compiled or
   // cached, no hit counted (decisions R5).

@@ -1,6 +1,7 @@
 import type { Db } from '../src/db/types.js';
 import { seedBlog } from './seed-blog.js';
 import { seedRedirects } from './seed-redirects.js';
+import { seedSeo } from './seed-seo.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -107,6 +108,7 @@ export const ENDPOINTS: BenchEndpoint[] = [
   // (bench/bare-fastify.mjs); the targets are those of the categories/tags and contents issues.
   ...blogReads(),
   ...redirectResolves(),
+  ...seoOutputs(),
   // Last: every request inserts a post (its row, revision and full-text index entries), so the
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
   // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.
@@ -168,4 +170,24 @@ function redirectResolves(): BenchEndpoint[] {
     row('GET /v1/redirects/resolve (regex)', 'redirectRegexPath', { baselinePath: resolvePath('redirectExactPath'), targets: { p99Ms: 5 } }),
     row('GET /v1/redirects/resolve (miss, 404)', 'redirectMissPath', { expectStatus: 404 }),
   ];
+}
+
+/**
+ * What crawlers read (issue 13): sitemap.xml and llms.txt of a site with 30,000 published
+ * contents in three locales (bench/seed-seo.ts), served from the output cache, against a bare
+ * Fastify server sending the same pre-built bytes. The cold build times are printed by the seeder.
+ */
+function seoOutputs(): BenchEndpoint[] {
+  const row = (name: string, file: string): BenchEndpoint => ({
+    name,
+    method: 'GET',
+    path: `/v1/public/${file}`,
+    auth: false,
+    headers: (ctx) => ({ 'x-site-key': String(ctx.seoPublicKey) }),
+    seed: seedSeo,
+    baselines: ['bareFastify'],
+    parity: false,
+    targets: { minRatio: { bareFastify: 0.8 } },
+  });
+  return [row('GET /v1/public/sitemap.xml (cached, 30,000 URLs)', 'sitemap.xml'), row('GET /v1/public/llms.txt (cached)', 'llms.txt')];
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { connectDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
@@ -32,6 +33,8 @@ export async function seedDatabase(databaseUrl: string, endpoints: readonly Benc
       token: token.token,
       publicKey: site.publicKey,
       neighbourToken: neighbourToken.token,
+      // Where seeders may leave files for the reference servers (they run with it as CAIRN_DATA_DIR).
+      dataDir: path.dirname(databaseUrl),
     };
 
     // One run per distinct seeder function, even when several endpoints share it.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** A strong ETag of a body: the first 27 characters of its SHA-256 in base64url, quoted. */
-export function etagOf(body: string): string {
+export function etagOf(body: string | Buffer): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
@@ -14,7 +14,7 @@ export function etagOf(body: string): string {
 export function sendCacheable(
   request: FastifyRequest,
   reply: FastifyReply,
-  output: string | { body: string; etag: string },
+  output: string | { body: string | Buffer; etag: string },
   contentType: string,
   maxAgeSeconds = 300,
 ) {

@@ -2,9 +2,12 @@ import { sql } from 'kysely';
 import type { Executor } from '../../db/types.js';
 import { etagOf } from '../../shared/http-cache.js';
 
-/** A generated output and its strong ETag, computed once per build. */
+/**
+ * A generated output and its strong ETag, computed once per build. The body is kept encoded:
+ * writing a string to the socket encodes it again on every request (a 20 MB sitemap, each time).
+ */
 export interface CachedOutput {
-  body: string;
+  body: Buffer;
   etag: string;
 }
 
@@ -84,8 +87,9 @@ export class OutputCache {
     }
     const pending = this.building.get(key);
     if (pending) return pending;
-    const made = build().then((body) => {
-      const entry: Entry = { body, etag: etagOf(body), version, bytes: Buffer.byteLength(body) };
+    const made = build().then((text) => {
+      const body = Buffer.from(text);
+      const entry: Entry = { body, etag: etagOf(body), version, bytes: body.length };
       this.forget(key);
       this.entries.set(key, entry);
       this.bytes += entry.bytes;

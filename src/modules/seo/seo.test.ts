@@ -194,7 +194,7 @@ describe('generated outputs cache (decisions S14)', () => {
     const [a, b] = await Promise.all([cache.get(api.siteId, 'x', build), cache.get(api.siteId, 'x', build)]);
     expect(builds).toBe(1);
     expect(a).toBe(b);
-    expect((await cache.get(api.siteId, 'x', build)).body).toBe('built 1');
+    expect((await cache.get(api.siteId, 'x', build)).body.toString()).toBe('built 1');
     for (const change of [
       () => api.post('/v1/tags', { name: 'New tag' }),
       () => api.put('/v1/seo/settings', { defaultPriority: 0.4 }),
