@@ -30,6 +30,13 @@ export const ImportResultRef = ref(
   ),
 );
 
+/** The JSON body of an import route: `{ entries: [...] }`, 1 to `maxRows` rows checked one by one (a CSV file comes as multipart instead). */
+export function importBody(maxRows: number, entry: string) {
+  return {
+    content: { 'application/json': { schema: Type.Object({ entries: Type.Array(Type.Unknown({ description: entry }), { minItems: 1, maxItems: maxRows }) }) } },
+  };
+}
+
 export interface ImportFormat {
   /** The create body each row must satisfy (unknown fields are dropped). */
   schema: TObject;

@@ -110,3 +110,7 @@ export const CopyToLocaleBody = Type.Object({
   targetLocale: Type.Optional(Locale),
   locale: Type.Optional(Locale),
 });
+
+/** The site key as a query parameter of a `/v1/public/...` route, for clients that cannot set `X-Site-Key` (decisions G19). */
+export const SiteKeyParam = Type.Optional(Type.String({ maxLength: 100, description: 'The site key, when X-Site-Key cannot be sent' }));
+export const SiteKeyQuery = Type.Object({ siteKey: SiteKeyParam });

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { AuthContext } from '../../plugins/auth.js';
-import type { Executor } from '../../db/types.js';
+import type { DB, Executor } from '../../db/types.js';
 import { paginate } from '../../shared/pagination.js';
 import { applyVisibility, type Visibility } from './contents.repository.js';
 
@@ -61,4 +61,113 @@ export function contentsOfCategory(db: Executor, siteId: string, categoryId: num
     visibility,
   );
   return paginate(base, page, (qb) => qb.orderBy('contents.created_at', 'desc').orderBy('contents.id', 'desc'));
+}
+
+// ---- public outputs (sitemaps, llms.txt, IndexNow): published contents only ----
+
+/** What the site's public outputs may show of contents (decisions G13, G20): published ones. */
+export const PUBLISHED_ONLY: Visibility = Object.freeze({ all: false, ownerId: undefined, publishedOnly: true });
+
+/** Contents of a site as public outputs see them, joined with nothing. */
+const published = (db: Executor, siteId: string) => applyVisibility(db.selectFrom('contents').where('contents.site_id', '=', siteId), PUBLISHED_ONLY);
+
+/** A content's first category (by position): the one its nested URL and its llms.txt section follow. */
+const firstCategoryId = (eb: ExpressionBuilder<DB, 'contents'>, siteId: string) =>
+  eb
+    .selectFrom('content_categories')
+    .select('content_categories.category_id')
+    .whereRef('content_categories.content_id', '=', 'contents.id')
+    .where('content_categories.site_id', '=', siteId)
+    .orderBy('content_categories.position')
+    .limit(1)
+    .as('first_category_id');
+
+/** Published contents by id, `limit` after `afterId`, with what their URLs need (sitemaps). */
+export function publishedAddresses(db: Executor, siteId: string, afterId: number, limit: number) {
+  return published(db, siteId)
+    .select((eb) => [
+      'contents.id',
+      'contents.slug',
+      'contents.locale',
+      'contents.type',
+      'contents.translation_group',
+      'contents.updated_at',
+      firstCategoryId(eb, siteId),
+    ])
+    .where('contents.id', '>', afterId)
+    .orderBy('contents.id')
+    .limit(limit)
+    .execute();
+}
+
+/** A page of published contents, newest publication first, with title and descriptions (llms.txt). */
+export function publishedNewestFirst(db: Executor, siteId: string, limit: number, offset: number) {
+  return published(db, siteId)
+    .select((eb) => [
+      'contents.id',
+      'contents.title',
+      'contents.slug',
+      'contents.locale',
+      'contents.type',
+      'contents.excerpt',
+      'contents.meta_description',
+      'contents.published_at',
+      firstCategoryId(eb, siteId),
+    ])
+    .orderBy('contents.published_at', 'desc')
+    .orderBy('contents.id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** Published contents with their bodies, by id, `limit` after `afterId` (llms-full.txt, streamed). */
+export function publishedBodies(db: Executor, siteId: string, afterId: number, limit: number) {
+  return published(db, siteId)
+    .select(['contents.id', 'contents.title', 'contents.slug', 'contents.locale', 'contents.type', 'contents.body'])
+    .where('contents.id', '>', afterId)
+    .orderBy('contents.id')
+    .limit(limit)
+    .execute();
+}
+
+/** One published content by slug and locale, with its body (markdown output). */
+export function publishedBySlug(db: Executor, siteId: string, slug: string, locale: string) {
+  return published(db, siteId)
+    .select(['contents.id', 'contents.title', 'contents.body'])
+    .where('contents.slug', '=', slug)
+    .where('contents.locale', '=', locale)
+    .executeTakeFirst();
+}
+
+/** Published contents changed after `since` (all when null), oldest change first (IndexNow). */
+export function publishedChangedSince(db: Executor, siteId: string, since: string | null, limit: number) {
+  let q = published(db, siteId).select(['contents.id', 'contents.slug', 'contents.locale', 'contents.type', 'contents.updated_at']);
+  if (since) q = q.where('contents.updated_at', '>', since);
+  return q.orderBy('contents.updated_at').orderBy('contents.id').limit(limit).execute();
+}
+
+/** How many contents are published and their last change (the llms-full.txt version). */
+export function publishedVersion(db: Executor, siteId: string) {
+  return published(db, siteId)
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('contents.updated_at').as('last')])
+    .executeTakeFirst();
+}
+
+/** Category or tag slugs of each published content (sitemap rules by category or tag). */
+export function publishedLinkSlugs(db: Executor, siteId: string, kind: 'category' | 'tag') {
+  const q = published(db, siteId);
+  return kind === 'category'
+    ? q
+        .innerJoin('content_categories as l', 'l.content_id', 'contents.id')
+        .innerJoin('categories as t', 't.id', 'l.category_id')
+        .select(['l.content_id', 't.slug'])
+        .where('l.site_id', '=', siteId)
+        .execute()
+    : q
+        .innerJoin('content_tags as l', 'l.content_id', 'contents.id')
+        .innerJoin('tags as t', 't.id', 'l.tag_id')
+        .select(['l.content_id', 't.slug'])
+        .where('l.site_id', '=', siteId)
+        .execute();
 }

@@ -11,8 +11,7 @@ import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import { type AuthContext, requireScope } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
-import { categoryPath } from '../seo/seo.repository.js';
-import { contentPath, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
+import { contentPath, loadCategoryPaths, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import * as repo from './contents.repository.js';
 import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
@@ -436,15 +435,11 @@ async function announceUrlChange(
   if ((slug === undefined || slug === row.slug) && !categoryIds) return;
   const urls = await loadUrlContext(tx, siteId);
   if (!urls) return;
-  const pathOf = async (s: string, categories: number[]) =>
-    contentPath(urls, {
-      slug: s,
-      locale: row.locale,
-      type: row.type,
-      categoryPath: urls.blogUrlMode === 'nested' && categories[0] ? await categoryPath(tx, siteId, categories[0]) : [],
-    });
-  const from = await pathOf(row.slug, before.categoryIds as number[]);
-  const to = await pathOf(slug ?? row.slug, categoryIds ?? (before.categoryIds as number[]));
+  const categoryPathOf = urls.blogUrlMode === 'nested' ? await loadCategoryPaths(tx, siteId) : null;
+  const pathOf = (s: string, categories: number[]) =>
+    contentPath(urls, { slug: s, locale: row.locale, type: row.type, categoryPath: categoryPathOf && categories[0] ? categoryPathOf(categories[0]) : [] });
+  const from = pathOf(row.slug, before.categoryIds as number[]);
+  const to = pathOf(slug ?? row.slug, categoryIds ?? (before.categoryIds as number[]));
   if (from !== to) await scheduleJob(tx, { siteId, type: URL_CHANGED_JOB, payload: { contentId: Number(row.id), from, to }, runAt: now() });
 }
 

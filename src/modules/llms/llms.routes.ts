@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../db/types.js';
 import { sendCacheable } from '../../shared/http-cache.js';
-import { SlugParams } from '../../shared/schemas.js';
+import { SiteKeyParam, SiteKeyQuery, SlugParams } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
 import * as service from './llms.service.js';
 import { outputCacheFor } from '../seo/seo.cache.js';
@@ -13,10 +13,9 @@ const TEXT = 'text/plain; charset=utf-8';
 const MARKDOWN = 'text/markdown; charset=utf-8';
 const TextFile = { description: 'text', type: 'string' } as const;
 const NotModified = { description: 'Not modified', type: 'null' } as const;
-const SiteKeyQuery = Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
 const LocaleQuery = Type.Object({
   locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
-  siteKey: Type.Optional(Type.String({ maxLength: 100 })),
+  siteKey: SiteKeyParam,
 });
 
 const off = 'A 404 while the SEO setting `llmsTxtEnabled` is off.';

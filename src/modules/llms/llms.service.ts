@@ -7,6 +7,8 @@ import type { RTNode } from '../../shared/richtext/types.js';
 import { getSettings } from '../seo/seo.service.js';
 import { absoluteUrl, contentPath, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
 import * as repo from './llms.repository.js';
+import { publishedBodies, publishedBySlug, publishedNewestFirst, publishedVersion } from '../contents/content-links.js';
+import { siteCategories } from '../seo/seo.repository.js';
 
 /** Items listed with their description per section of llms.txt; older ones go under `## Optional`. */
 export const SECTION_SIZE = 50;
@@ -44,12 +46,12 @@ function header(ctx: LlmsContext): string {
  */
 export async function llmsTxt(db: Executor, siteId: string): Promise<string> {
   const ctx = await enabled(db, siteId);
-  const categories = new Map((await repo.categoriesOf(db, siteId)).map((c) => [Number(c.id), c.name]));
+  const categories = new Map((await siteCategories(db, siteId)).map((c) => [Number(c.id), c.name]));
   const sections = new Map<string, string[]>();
   const optional: string[] = [];
   const limit = 5000;
   for (let offset = 0; optional.length < OPTIONAL_MAX; offset += limit) {
-    const rows = await repo.publishedForIndex(db, siteId, limit, offset);
+    const rows = await publishedNewestFirst(db, siteId, limit, offset);
     for (const r of rows) {
       const url = absoluteUrl(ctx.urls, contentPath(ctx.urls, { slug: r.slug, locale: r.locale, type: r.type }));
       const section = (r.first_category_id !== null && categories.get(Number(r.first_category_id))) || 'Posts';
@@ -87,7 +89,7 @@ export async function llmsFull(db: Executor, siteId: string, maxBytes = FULL_MAX
     bytes += Buffer.byteLength(head);
     yield head;
     for (let after = 0; ; ) {
-      const rows = await repo.publishedBodies(db, siteId, after, 50);
+      const rows = await publishedBodies(db, siteId, after, 50);
       if (!rows.length) return;
       for (const r of rows) {
         const url = absoluteUrl(ctx.urls, contentPath(ctx.urls, { slug: r.slug, locale: r.locale, type: r.type }));
@@ -108,9 +110,9 @@ export async function llmsFull(db: Executor, siteId: string, maxBytes = FULL_MAX
 
 /** A version of what llms-full.txt holds, for its ETag without building it. */
 export async function llmsFullVersion(db: Executor, siteId: string): Promise<string> {
-  const [row, settings] = await Promise.all([repo.publishedVersion(db, siteId), getSettings(db, siteId)]);
+  const [row, settings, site] = await Promise.all([publishedVersion(db, siteId), getSettings(db, siteId), repo.siteName(db, siteId)]);
   return createHash('sha256')
-    .update(JSON.stringify([row, settings.updatedAt, FULL_MAX_BYTES]))
+    .update(JSON.stringify([row, settings.updatedAt, site?.name, FULL_MAX_BYTES]))
     .digest('base64url')
     .slice(0, 27);
 }
@@ -118,7 +120,7 @@ export async function llmsFullVersion(db: Executor, siteId: string): Promise<str
 /** One published content as markdown (`?locale=`, else the site's default locale). */
 export async function contentAsMarkdown(db: Executor, siteId: string, slug: string, locale?: string): Promise<string> {
   const ctx = await enabled(db, siteId);
-  const row = await repo.publishedBySlug(db, siteId, slug, locale ?? ctx.urls.defaultLocale);
+  const row = await publishedBySlug(db, siteId, slug, locale ?? ctx.urls.defaultLocale);
   if (!row) throw new AppError('NOT_FOUND', { message: 'No published content has this slug.' });
   return contentMarkdown(row.title, row.body);
 }

@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
 
@@ -86,6 +87,20 @@ export function upsertSettings(db: Executor, row: Insertable<RedirectSettingsTab
     .values(row)
     .onConflict((oc) => oc.column('site_id').doUpdateSet(patch))
     .execute();
+}
+
+/** The rule with this source on the site, if any. */
+export function idBySourceHash(db: Executor, siteId: string, hash: string) {
+  return db.selectFrom('redirects').select('id').where('site_id', '=', siteId).where('source_hash', '=', hash).executeTakeFirst();
+}
+
+export function deleteBySourceHash(db: Executor, siteId: string, hash: string) {
+  return db.deleteFrom('redirects').where('site_id', '=', siteId).where('source_hash', '=', hash).execute();
+}
+
+/** Points every rule whose target is `from` at `to`. */
+export function retarget(db: Executor, siteId: string, from: string, to: string, at: string) {
+  return db.updateTable('redirects').set({ target_url: to, updated_at: at }).where('site_id', '=', siteId).where('target_url', '=', from).execute();
 }
 
 export async function stats(db: Executor, siteId: string) {
@@ -186,8 +201,10 @@ export function listLogs(db: Executor, siteId: string, redirectId: number) {
   return db.selectFrom('redirect_logs').selectAll().where('site_id', '=', siteId).where('redirect_id', '=', redirectId);
 }
 
-export function listMisses(db: Executor, siteId: string) {
-  return db.selectFrom('redirect_misses').selectAll().where('site_id', '=', siteId);
+/** The 404 log, optionally only paths containing `search` (case-insensitive on both databases). */
+export function listMisses(db: Executor, siteId: string, search?: string) {
+  const q = db.selectFrom('redirect_misses').selectAll().where('site_id', '=', siteId);
+  return search ? q.where(dialectOf(db).containsText(['path'], search)) : q;
 }
 
 export function findMiss(db: Executor, siteId: string, id: number) {

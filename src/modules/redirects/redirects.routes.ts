@@ -2,9 +2,9 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { retentionTask } from '../../jobs/retention.js';
-import { ImportResultRef } from '../../kit/import.js';
+import { ImportResultRef, importBody } from '../../kit/import.js';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { Data, Id, IdParams, Message, Nullable, named, Paginated, ref, Timestamp } from '../../shared/schemas.js';
+import { Data, Id, IdParams, Message, Nullable, named, Paginated, ref, SiteKeyParam, Timestamp } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
 import { URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import { RedirectCache } from './redirects.cache.js';
@@ -82,7 +82,7 @@ const ResolveQuery = Type.Object({
   userAgent: Type.Optional(Type.String({ maxLength: 1024, description: "The visitor's user agent" })),
   ip: Type.Optional(Type.String({ maxLength: 64, description: "The visitor's address" })),
 });
-const PublicResolveQuery = Type.Object({ ...ResolveQuery.properties, siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
+const PublicResolveQuery = Type.Object({ ...ResolveQuery.properties, siteKey: SiteKeyParam });
 const Resolved = named(
   'RedirectResolution',
   Type.Object({
@@ -95,12 +95,7 @@ const Resolved = named(
 const BulkDeleteBody = Type.Object({
   ids: Type.Array(Id(), { minItems: 1, maxItems: 50, description: '1-50 ids; others sites’ and unknown ids are skipped' }),
 });
-const ImportBody = Type.Object({
-  entries: Type.Array(Type.Unknown({ description: 'A redirect: sourcePath, targetUrl, statusCode, isRegex, isActive, preserveQueryString, note' }), {
-    minItems: 1,
-    maxItems: service.MAX_IMPORT_ROWS,
-  }),
-});
+
 const ExportQuery = Type.Object({
   format: Type.Optional(
     Type.Union([Type.Literal('csv'), Type.Literal('nginx'), Type.Literal('apache')], {
@@ -271,7 +266,7 @@ export const redirectsModule: AppModule = {
             `Up to ${service.MAX_IMPORT_ROWS} rows. CSV header names: the export's (source_path, target_url, status_code, is_regex, is_active, preserve_query_string, note) ` +
             'or the API names. Each row is checked like a create; a bad row is listed by its number and left out whole, a source path the site already has is skipped, ' +
             'the rest is stored in one transaction.',
-          body: { content: { 'application/json': { schema: ImportBody } } },
+          body: importBody(service.MAX_IMPORT_ROWS, 'A redirect: sourcePath, targetUrl, statusCode, isRegex, isActive, preserveQueryString, note'),
           response: { 200: ImportResultRef, 413: { $ref: 'Error#' } },
         },
       },

@@ -70,7 +70,7 @@ async function rulesForWrite(db: Executor, siteId: string, exceptId?: number) {
 }
 
 async function assertSourceFree(db: Executor, siteId: string, hash: string, exceptId?: number): Promise<void> {
-  const taken = await db.selectFrom('redirects').select('id').where('site_id', '=', siteId).where('source_hash', '=', hash).executeTakeFirst();
+  const taken = await repo.idBySourceHash(db, siteId, hash);
   if (taken && Number(taken.id) !== exceptId) throw invalid('SOURCE_PATH_TAKEN', 'sourcePath');
 }
 
@@ -193,8 +193,7 @@ const missToApi = (r: Row) => ({
 /** The 404 log, most frequent first (decisions R2). */
 export async function listMisses(ctx: RedirectsContext, siteId: string, query: ListQuery & { search?: string }) {
   await ctx.hits.flush();
-  let base = repo.listMisses(ctx.db, siteId);
-  if (query.search) base = base.where('path', 'like', `%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  let base = repo.listMisses(ctx.db, siteId, query.search);
   if (query.dateFrom) base = base.where('first_seen_at', '>=', dateBound(query.dateFrom, false));
   if (query.dateTo) base = base.where('first_seen_at', '<=', dateBound(query.dateTo, true));
   const sort = (query.sortBy ?? 'hits') as 'hits' | 'last_seen_at' | 'first_seen_at';
@@ -229,10 +228,10 @@ export async function redirectMovedContent(db: Db, siteId: string, from: string,
   if (!site || !settingsOf(site).redirectOnSlugChange) return false;
   await db.transaction().execute(async (trx) => {
     const at = now();
-    await trx.deleteFrom('redirects').where('site_id', '=', siteId).where('source_hash', '=', sourceHash(to, false)).execute();
-    await trx.updateTable('redirects').set({ target_url: to, updated_at: at }).where('site_id', '=', siteId).where('target_url', '=', from).execute();
+    await repo.deleteBySourceHash(trx, siteId, sourceHash(to, false));
+    await repo.retarget(trx, siteId, from, to, at);
     const hash = sourceHash(from, false);
-    await trx.deleteFrom('redirects').where('site_id', '=', siteId).where('source_hash', '=', hash).execute();
+    await repo.deleteBySourceHash(trx, siteId, hash);
     await redirectsTable.insert(trx, {
       ...redirectFields.insertRow({ sourcePath: from, targetUrl: to, statusCode: 301, note: 'Created when the content moved (slug change)' }),
       site_id: siteId,

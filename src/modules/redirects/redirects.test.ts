@@ -320,6 +320,14 @@ describe('match and resolve (decisions R1, R2)', () => {
     expect((await api.delete(`/v1/redirects/not-found/${lost.id}`)).status).toBe(404);
   });
 
+  it('searches the 404 log case-insensitively, with LIKE wildcards taken literally, on both databases', async () => {
+    const api = await site();
+    for (const path of ['/Old-Page', '/other', '/100%_off']) await api.get(`/v1/redirects/resolve?path=${encodeURIComponent(path)}`);
+    const find = async (q: string) => (await api.get(`/v1/redirects/not-found?search=${encodeURIComponent(q)}`)).body.data.map((e: any) => e.path);
+    expect(await find('old-PAGE')).toEqual(['/Old-Page']);
+    expect(await find('%_')).toEqual(['/100%_off']);
+  });
+
   it('never lets a catastrophic pattern slow a resolve: ^(a+)+$ against 10,000 a and a ! answers in under 10 ms', async () => {
     const api = await site();
     await create(api, { sourcePath: '^/(a+)+$', targetUrl: '/x', isRegex: true });

@@ -3,6 +3,7 @@ import type { WorkerTask } from '../../jobs/worker.js';
 import { invalid } from '../../shared/errors.js';
 import { type ListQuery, paginate, pageMeta } from '../../shared/pagination.js';
 import * as repo from './seo.repository.js';
+import { publishedChangedSince } from '../contents/content-links.js';
 import { getSettings } from './seo.service.js';
 import { absoluteUrl, contentPath, loadUrlContext } from './seo.urls.js';
 
@@ -67,7 +68,7 @@ export function indexNowTask(config: IndexNowConfig): WorkerTask {
     nextRunAt = Date.now() + config.intervalMs;
     let submitted = 0;
     for (const site of await repo.indexNowSites(db)) {
-      const changed = await repo.changedPublished(db, site.site_id, site.index_now_submitted_until, INDEXNOW_BATCH);
+      const changed = await publishedChangedSince(db, site.site_id, site.index_now_submitted_until, INDEXNOW_BATCH);
       if (!changed.length) continue;
       const until = changed[changed.length - 1]!.updated_at;
       if (!(await repo.claimWatermark(db, site.site_id, site.index_now_submitted_until, until))) continue;

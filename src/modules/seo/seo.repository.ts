@@ -79,22 +79,9 @@ export function urlContext(db: Executor, siteId: string) {
     .executeTakeFirst();
 }
 
-/** A category's slug and its parents' up to the root, root first (at most 10 levels). */
-export async function categoryPath(db: Executor, siteId: string, categoryId: number): Promise<string[]> {
-  const out: string[] = [];
-  let id: number | null = categoryId;
-  for (let depth = 0; id !== null && depth < 10; depth++) {
-    const row: { slug: string; parent_id: number | null } | undefined = await db
-      .selectFrom('categories')
-      .select(['slug', 'parent_id'])
-      .where('site_id', '=', siteId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) break;
-    out.unshift(row.slug);
-    id = row.parent_id === null ? null : Number(row.parent_id);
-  }
-  return out;
+/** The site's categories: URLs in nested mode walk their parents, llms.txt names its sections after them. */
+export function siteCategories(db: Executor, siteId: string) {
+  return db.selectFrom('categories').select(['id', 'name', 'slug', 'parent_id']).where('site_id', '=', siteId).execute();
 }
 
 // ---- IndexNow (decisions S12) ----
@@ -108,13 +95,6 @@ export function indexNowSites(db: Executor) {
     .where('seo_settings.index_now_enabled', '=', true)
     .where('seo_settings.index_now_key', 'is not', null)
     .execute();
-}
-
-/** Published contents changed after `since` (all when null), oldest change first, at most `limit`. */
-export function changedPublished(db: Executor, siteId: string, since: string | null, limit: number) {
-  let q = db.selectFrom('contents').select(['id', 'slug', 'locale', 'type', 'updated_at']).where('site_id', '=', siteId).where('status', '=', 'published');
-  if (since) q = q.where('updated_at', '>', since);
-  return q.orderBy('updated_at').orderBy('id').limit(limit).execute();
 }
 
 /** Moves the watermark from `from` to `to` unless another process did first; answers whether this one did. */

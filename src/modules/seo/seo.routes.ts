@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../shared/errors.js';
 import { listQuerySchema } from '../../shared/pagination.js';
-import { named, Paginated, ref } from '../../shared/schemas.js';
+import { named, Paginated, ref, SiteKeyQuery } from '../../shared/schemas.js';
 import { retentionTask } from '../../jobs/retention.js';
 import { deleteOldIndexNowLogs } from './seo.repository.js';
 import * as indexNow from './seo.indexnow.js';
@@ -103,7 +103,7 @@ export const seoModule: AppModule = {
           operationId: 'getRobotsTxtPublic',
           summary: 'robots.txt with the site key, for the front end to serve at /robots.txt',
           description: `${robotsDoc} With \`ETag\`, \`Cache-Control: public, max-age=300\` and 304.`,
-          querystring: Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) }),
+          querystring: SiteKeyQuery,
           response: { 200: TextFile, 304: { description: 'Not modified', type: 'null' } },
         },
       },
@@ -186,7 +186,7 @@ export const seoModule: AppModule = {
           description:
             "Answers the key as text when it is the site's IndexNow key, else 404. Submissions name `https://{domain}/{key}.txt` as the key location.",
           params: Type.Object({ key: Type.String({ minLength: 8, maxLength: 64 }) }),
-          querystring: Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) }),
+          querystring: SiteKeyQuery,
           response: { 200: TextFile, 304: { description: 'Not modified', type: 'null' }, 404: { $ref: 'Error#' } },
         },
       },

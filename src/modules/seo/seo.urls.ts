@@ -61,3 +61,24 @@ export function contentPath(ctx: UrlContext, content: ContentAddress): string {
 export function absoluteUrl(ctx: Pick<UrlContext, 'domain'>, path: string): string {
   return `https://${ctx.domain}${path}`;
 }
+
+/**
+ * The category path of each of a site's categories, root first (at most 10 levels), from one
+ * read of its categories: `pathOf(id)` for nested URLs.
+ */
+export async function loadCategoryPaths(db: Executor, siteId: string): Promise<(categoryId: number) => string[]> {
+  const byId = new Map((await repo.siteCategories(db, siteId)).map((r) => [Number(r.id), r]));
+  const cache = new Map<number, string[]>();
+  return (id: number) => {
+    const hit = cache.get(id);
+    if (hit) return hit;
+    const out: string[] = [];
+    let cur = byId.get(id);
+    for (let depth = 0; cur && depth < 10; depth++) {
+      out.unshift(cur.slug);
+      cur = cur.parent_id === null ? undefined : byId.get(Number(cur.parent_id));
+    }
+    cache.set(id, out);
+    return out;
+  };
+}

@@ -59,19 +59,9 @@ export function allSources(db: Executor, siteId: string, activeOnly: boolean) {
   return q.orderBy('id').execute();
 }
 
-/** Category and tag slugs of the site's published contents (for rules by category or tag). */
-export async function publishedLinkSlugs(db: Executor, siteId: string, kind: 'category' | 'tag') {
-  const [link, table, ref] =
-    kind === 'category' ? (['content_categories', 'categories', 'category_id'] as const) : (['content_tags', 'tags', 'tag_id'] as const);
-  return db
-    .selectFrom(`${link} as l` as 'content_categories as l')
-    .innerJoin(`${table} as t` as 'categories as t', 't.id', `l.${ref}` as 'l.category_id')
-    .innerJoin('contents as c', 'c.id', 'l.content_id')
-    .select(['l.content_id', 't.slug'])
-    .where('l.site_id', '=', siteId)
-    .where('c.site_id', '=', siteId)
-    .where('c.status', '=', 'published')
-    .execute();
+/** The entry with this URL on the site, if any. */
+export function idByUrlHash(db: Executor, siteId: string, hash: string) {
+  return db.selectFrom('sitemap_entries').select('id').where('site_id', '=', siteId).where('url_hash', '=', hash).executeTakeFirst();
 }
 
 export function insertEntries(db: Executor, rows: Insertable<SitemapEntriesTable>[]) {
@@ -81,37 +71,4 @@ export function insertEntries(db: Executor, rows: Insertable<SitemapEntriesTable
 /** Every custom entry of the site, oldest first (sitemaps and exports). */
 export function allEntries(db: Executor, siteId: string) {
   return db.selectFrom('sitemap_entries').selectAll().where('site_id', '=', siteId).orderBy('created_at').orderBy('id').execute();
-}
-
-/** What a sitemap lists of a site's published contents, by id, `limit` after `afterId`, with each one's first category. */
-export function publishedContents(db: Executor, siteId: string, afterId: number, limit: number) {
-  return db
-    .selectFrom('contents')
-    .select((eb) => [
-      'contents.id',
-      'contents.slug',
-      'contents.locale',
-      'contents.type',
-      'contents.translation_group',
-      'contents.updated_at',
-      eb
-        .selectFrom('content_categories')
-        .select('content_categories.category_id')
-        .whereRef('content_categories.content_id', '=', 'contents.id')
-        .where('content_categories.site_id', '=', siteId)
-        .orderBy('content_categories.position')
-        .limit(1)
-        .as('first_category_id'),
-    ])
-    .where('contents.site_id', '=', siteId)
-    .where('contents.status', '=', 'published')
-    .where('contents.id', '>', afterId)
-    .orderBy('contents.id')
-    .limit(limit)
-    .execute();
-}
-
-/** The site's categories (nested URLs walk their parents in memory). */
-export function categoryTree(db: Executor, siteId: string) {
-  return db.selectFrom('categories').select(['id', 'slug', 'parent_id']).where('site_id', '=', siteId).execute();
 }

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ImportResultRef, importReader } from '../../kit/import.js';
+import { ImportResultRef, importBody, importReader } from '../../kit/import.js';
 import { csvLine } from '../../shared/csv.js';
 import { sendCacheable } from '../../shared/http-cache.js';
-import { Data, IdParams, Message, named, Paginated, ref } from '../../shared/schemas.js';
+import { Data, IdParams, Message, named, Paginated, ref, SiteKeyQuery } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
 import { EntryListQuery, entryFields, ruleFields, sourceFields } from './sitemap.resource.js';
 import * as service from './sitemap.service.js';
@@ -30,7 +30,6 @@ const PreviewRef = ref(
 const RuleRef = ref(named('SitemapRule', ruleFields.response()));
 const SourceRef = ref(named('SitemapSource', sourceFields.response()));
 const XmlFile = { description: 'application/xml', type: 'string' } as const;
-const SiteKeyQuery = Type.Object({ siteKey: Type.Optional(Type.String({ maxLength: 100 })) });
 
 const entryImport = importReader<service.EntryInput>({
   schema: EntryCreate,
@@ -115,13 +114,7 @@ export const sitemapModule: AppModule = {
           operationId: 'importSitemapEntries',
           summary: 'Import custom entries from a CSV file (multipart, field `file`) or { entries }',
           description: `Up to ${service.MAX_IMPORT_ROWS} rows, each checked like a create; bad rows listed by number, URLs already present skipped, the rest stored at once.`,
-          body: {
-            content: {
-              'application/json': {
-                schema: Type.Object({ entries: Type.Array(Type.Unknown(), { minItems: 1, maxItems: service.MAX_IMPORT_ROWS }) }),
-              },
-            },
-          },
+          body: importBody(service.MAX_IMPORT_ROWS, 'An entry: url, isExternal, priority, changefreq, lastModified, title'),
           response: { 201: ImportResultRef, 413: { $ref: 'Error#' } },
         },
       },

@@ -7,7 +7,8 @@ import { tableRepository } from '../../kit/repository.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { type ListQuery, pageMeta } from '../../shared/pagination.js';
 import { getSettings } from '../seo/seo.service.js';
-import { absoluteUrl, contentPath, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
+import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
+import { publishedAddresses, publishedLinkSlugs } from '../contents/content-links.js';
 import * as repo from './sitemap.repository.js';
 import { entryFields, entryList, ruleFields, sourceFields } from './sitemap.resource.js';
 
@@ -35,7 +36,7 @@ async function findEntry(db: Executor, siteId: string, id: string): Promise<Row>
 }
 
 async function assertUrlFree(db: Executor, siteId: string, url: string, exceptId?: string) {
-  const taken = await db.selectFrom('sitemap_entries').select('id').where('site_id', '=', siteId).where('url_hash', '=', urlHash(url)).executeTakeFirst();
+  const taken = await repo.idByUrlHash(db, siteId, urlHash(url));
   if (taken && taken.id !== exceptId) throw invalid('UNIQUE_VIOLATION', 'url', 'The sitemap already has an entry with this URL.');
 }
 
@@ -189,7 +190,7 @@ async function ruleMatcher(db: Executor, siteId: string) {
   const slugsOf = async (kind: 'category' | 'tag') => {
     const map = new Map<number, Set<string>>();
     if (!active.some((r) => r.source_type === kind)) return map;
-    for (const l of await repo.publishedLinkSlugs(db, siteId, kind)) {
+    for (const l of await publishedLinkSlugs(db, siteId, kind)) {
       const set = map.get(Number(l.content_id)) ?? map.set(Number(l.content_id), new Set()).get(Number(l.content_id))!;
       set.add(l.slug);
     }
@@ -224,24 +225,6 @@ export interface SitemapUrl {
 /** URLs per sitemap file (the protocol's limit). */
 export const URLS_PER_FILE = 50_000;
 
-function categoryPaths(rows: Array<{ id: number; slug: string; parent_id: number | null }>) {
-  const byId = new Map(rows.map((r) => [Number(r.id), r]));
-  const cache = new Map<number, string[]>();
-  const pathOf = (id: number): string[] => {
-    const hit = cache.get(id);
-    if (hit) return hit;
-    const out: string[] = [];
-    let cur = byId.get(id);
-    for (let depth = 0; cur && depth < 10; depth++) {
-      out.unshift(cur.slug);
-      cur = cur.parent_id === null ? undefined : byId.get(Number(cur.parent_id));
-    }
-    cache.set(id, out);
-    return out;
-  };
-  return pathOf;
-}
-
 /**
  * Every URL of the site's sitemap: published contents (when `includeContentsInSitemap`) with
  * their translations as alternates (published members only, reciprocal, `x-default` for the
@@ -249,16 +232,21 @@ function categoryPaths(rows: Array<{ id: number; slug: string; parent_id: number
  * `defaultPriority`; change frequency `defaultChangefreq`; `lastmod` the content's last change.
  */
 export async function sitemapUrls(db: Executor, siteId: string): Promise<SitemapUrl[]> {
+  return (await loadSitemap(db, siteId)).list;
+}
+
+/** The sitemap's URLs with the settings and URL context they were built with (read once). */
+async function loadSitemap(db: Executor, siteId: string) {
   const [settings, urls] = await Promise.all([getSettings(db, siteId), loadUrlContext(db, siteId)]);
   if (!urls) throw notFound('site');
   const out: SitemapUrl[] = [];
   if (settings.includeContentsInSitemap) {
-    const pathOf = urls.blogUrlMode === 'nested' ? categoryPaths(await repo.categoryTree(db, siteId)) : null;
+    const pathOf = urls.blogUrlMode === 'nested' ? await loadCategoryPaths(db, siteId) : null;
     const ruleFor = await ruleMatcher(db, siteId);
     const groups = new Map<string, Array<{ locale: string; loc: string }>>();
     const items: Array<{ loc: string; lastmod: string; type: string; group: string; rule: { priority: number; changefreq: string } | undefined }> = [];
     for (let after = 0; ; ) {
-      const rows = await repo.publishedContents(db, siteId, after, 5000);
+      const rows = await publishedAddresses(db, siteId, after, 5000);
       if (!rows.length) break;
       for (const r of rows) {
         const category = r.first_category_id === null || r.first_category_id === undefined ? null : Number(r.first_category_id);
@@ -303,7 +291,7 @@ export async function sitemapUrls(db: Executor, siteId: string): Promise<Sitemap
       source: 'custom',
     });
   }
-  return out;
+  return { list: out, settings, urls };
 }
 
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
@@ -340,19 +328,14 @@ export function sitemapIndexXml(ctx: Pick<UrlContext, 'domain'>, urls: readonly 
 
 /** sitemap.xml: a urlset, or an index when there are more than URLS_PER_FILE URLs, active sources, or the site asks for one. */
 export async function sitemapXml(db: Executor, siteId: string): Promise<string> {
-  const [urls, settings, ctx, others] = await Promise.all([
-    sitemapUrls(db, siteId),
-    getSettings(db, siteId),
-    loadUrlContext(db, siteId),
-    repo.allSources(db, siteId, true),
-  ]);
-  return urls.length > URLS_PER_FILE || settings.sitemapIndexEnabled || others.length
+  const [{ list, settings, urls }, others] = await Promise.all([loadSitemap(db, siteId), repo.allSources(db, siteId, true)]);
+  return list.length > URLS_PER_FILE || settings.sitemapIndexEnabled || others.length
     ? sitemapIndexXml(
-        ctx!,
         urls,
+        list,
         others.map((o) => o.url),
       )
-    : urlsetXml(urls);
+    : urlsetXml(list);
 }
 
 /** Part `n` (from 1) of an index; 404 past the last. */
