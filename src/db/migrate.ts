@@ -18,6 +18,7 @@ import * as m0016 from './migrations/0016_seo_settings.js';
 import * as m0017 from './migrations/0017_sitemap_entries.js';
 import * as m0018 from './migrations/0018_sitemap_rules_sources.js';
 import * as m0019 from './migrations/0019_indexnow.js';
+import * as m0020 from './migrations/0020_site_blocks.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<
   '0017_sitemap_entries': m0017,
   '0018_sitemap_rules_sources': m0018,
   '0019_indexnow': m0019,
+  '0020_site_blocks': m0020,
 };
 
 class StaticProvider implements MigrationProvider {

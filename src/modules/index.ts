@@ -11,6 +11,7 @@ import { redirectsModule } from './redirects/redirects.routes.js';
 import { seoModule } from './seo/seo.routes.js';
 import { sitemapModule } from './sitemap/sitemap.routes.js';
 import { llmsModule } from './llms/llms.routes.js';
+import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -26,4 +27,5 @@ export const MODULES: readonly AppModule[] = [
   seoModule,
   sitemapModule,
   llmsModule,
+  siteBlocksModule,
 ];

@@ -44,6 +44,11 @@ declare module 'fastify' {
      * resolution (decisions R2).
      */
     deliveryOpen?: boolean;
+    /**
+     * A read route of a content group that shows what delivery tokens must not see (revision
+     * history, translation status, settings): delivery tokens get a 403 whatever their scopes.
+     */
+    managementOnly?: boolean;
   }
 }
 
@@ -71,7 +76,7 @@ export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>): on
       request.auth = { ...token, access: 'all' };
       return;
     }
-    if (token.kind === 'delivery' && !isDeliveryScope(scope)) {
+    if (token.kind === 'delivery' && (!isDeliveryScope(scope) || request.routeOptions.config.managementOnly)) {
       throw new AppError('MISSING_SCOPE', { message: `Delivery tokens cannot use this endpoint (scope "${scope}"): they read published content only.` });
     }
     const access = accessFor(token.scopes, scope);

@@ -5,6 +5,12 @@ import { DateFilter } from './schemas.js';
 export const DEFAULT_PAGE_SIZE = 15;
 export const MAX_PAGE_SIZE = 100;
 
+/** Page and limit alone, for lists without sorting or filters (revisions). */
+export const PageQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `Page size, 1-${MAX_PAGE_SIZE}` }),
+});
+
 export interface ListQuery {
   page: number;
   limit: number;

@@ -69,7 +69,7 @@ export async function findFreeSlug(base: string, taken: (candidates: string[]) =
 }
 
 /** Tables whose slugs are unique per site and locale, behind a (site_id, locale, slug) index. */
-export type LocaleSlugTable = 'contents' | 'categories' | 'tags';
+export type LocaleSlugTable = 'contents' | 'categories' | 'tags' | 'site_blocks';
 
 /** Which of these slugs the site already uses in the locale (one indexed lookup). */
 export async function slugsInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {

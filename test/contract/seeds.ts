@@ -8,6 +8,7 @@ import { webhookSeeds } from './seeds/webhooks.js';
 import { redirectSeeds } from './seeds/redirects.js';
 import { sitemapSeeds } from './seeds/sitemap.js';
 import { llmsSeeds } from './seeds/llms.js';
+import { siteBlockSeeds } from './seeds/site-blocks.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -32,6 +33,7 @@ export const SEEDS: Record<string, Seed> = {
   ...redirectSeeds,
   ...sitemapSeeds,
   ...llmsSeeds,
+  ...siteBlockSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

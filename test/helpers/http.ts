@@ -41,3 +41,16 @@ export function expectErrorShape(body: any, status: number, code?: string): void
   if (status === 422 && (typeof body.errors !== 'object' || body.errors === null)) throw new Error(`a 422 must carry errors: ${JSON.stringify(body)}`);
   if (JSON.stringify(body).match(/stack|SELECT |INSERT |cairn_[0-9a-f]{32}/i)) throw new Error(`error body leaks internals: ${JSON.stringify(body)}`);
 }
+
+/** An ISO 8601 UTC timestamp with milliseconds (decisions G8). */
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A 422 with `code` whose `errors` names exactly `fields`. */
+export function expect422(res: { status: number; body: any }, code: string, fields: string[], label = ''): void {
+  if (res.status !== 422) throw new Error(`${label} expected 422, got ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  expectErrorShape(res.body, 422, code);
+  const got = Object.keys(res.body.errors).sort();
+  const want = [...fields].sort();
+  if (JSON.stringify(got) !== JSON.stringify(want))
+    throw new Error(`${label} expected errors on ${want.join(', ')}, got ${got.join(', ')}: ${JSON.stringify(res.body)}`);
+}

@@ -1,8 +1,9 @@
 import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
-import { dateBound, paginate } from '../../shared/pagination.js';
+import { dateBound } from '../../shared/pagination.js';
 import { prepared } from '../../db/prepared.js';
 import { applyRecordFilters } from '../../shared/list-filters.js';
+import { revisionStore } from '../../kit/revisions.js';
 import type { ContentListQueryValue } from './contents.schemas.js';
 
 export interface ContentsTable {
@@ -59,7 +60,7 @@ export interface ContentRevisionsTable {
   content_id: number;
   author_id: string | null;
   action: string;
-  changed_fields: Json<string[]>;
+  changes: Json<string[]>;
   snapshot: Json<Record<string, unknown>>;
   created_at: Timestamp;
 }
@@ -484,29 +485,7 @@ export async function groupMembers(db: Executor, siteId: string, group: string, 
   return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
 
-export function insertRevision(db: Executor, row: Insertable<ContentRevisionsTable>) {
-  return db.insertInto('content_revisions').values(row).execute();
-}
-
-export async function listRevisions(db: Executor, siteId: string, contentId: number, page: { page: number; limit: number }) {
-  const base = db
-    .selectFrom('content_revisions as r')
-    .leftJoin('users as u', 'u.id', 'r.author_id')
-    .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.author_id', 'u.full_name', 'r.created_at'])
-    .where('r.site_id', '=', siteId)
-    .where('r.content_id', '=', contentId);
-  return paginate(base, page, (qb) => qb.orderBy('r.id', 'desc'));
-}
-
-export function findRevision(db: Executor, siteId: string, contentId: number, revisionId: number) {
-  return db
-    .selectFrom('content_revisions as r')
-    .leftJoin('users as u', 'u.id', 'r.author_id')
-    .select(['r.id', 'r.content_id', 'r.action', 'r.changed_fields', 'r.snapshot', 'r.author_id', 'u.full_name', 'r.created_at'])
-    .where('r.site_id', '=', siteId)
-    .where('r.content_id', '=', contentId)
-    .where('r.id', '=', revisionId)
-    .executeTakeFirst();
-}
+/** Content revisions: the shared engine (kit/revisions.ts); `changes` lists the names of the fields that changed. */
+export const revisions = revisionStore('content_revisions', 'content_id');
 
 /** Contents per category or tag (for contentCount): one grouped query. */

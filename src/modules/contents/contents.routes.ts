@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
 import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus, ref } from '../../shared/schemas.js';
+import { PageQuery } from '../../shared/pagination.js';
 import * as S from './contents.schemas.js';
 import * as service from './contents.service.js';
 import { notFound } from '../../shared/errors.js';
@@ -32,11 +33,6 @@ async function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, paylo
 }
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: "Default: the site's default locale" })) });
-const PageQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
-});
-
 export const contentsModule: AppModule = {
   name: 'contents',
   jobs(worker, { db }) {

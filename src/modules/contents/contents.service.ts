@@ -13,6 +13,7 @@ import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
 import { contentPath, loadCategoryPaths, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import * as repo from './contents.repository.js';
+import type { RevisionRow } from '../../kit/revisions.js';
 import { visibilityOf } from './content-links.js';
 import { searchContents as search } from './contents.search.js';
 import {
@@ -197,14 +198,14 @@ function snapshotJson(snapshot: Record<string, unknown>): string {
 async function writeRevision(tx: Executor, siteId: string, contentId: number, authorId: string | null, action: string, before: Record<string, unknown> | null) {
   const row = await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS);
   const snapshot = await snapshotOf(tx, siteId, row!);
-  await repo.insertRevision(tx, {
-    site_id: siteId,
-    content_id: contentId,
-    author_id: authorId,
+  await repo.revisions.record(tx, {
+    siteId,
+    ownerId: contentId,
+    authorId,
     action,
-    changed_fields: toJson(changedFields(before, snapshot)),
+    changes: changedFields(before, snapshot),
     snapshot: snapshotJson(snapshot),
-    created_at: now(),
+    at: now(),
   });
   return row!;
 }
@@ -521,35 +522,22 @@ export async function publishScheduled(db: Db, siteId: string, contentId: number
 // ------------------------------------------------------------------------------------------------
 // Revisions
 
+/** A content revision as the API shows it: `changedFields` names what changed (decisions C3). */
+function contentRevision(r: RevisionRow) {
+  return { id: r.id, contentId: r.ownerId, action: r.action, changedFields: r.changes as string[], author: r.author, createdAt: r.createdAt };
+}
+
 export async function listRevisions(db: Executor, auth: Auth, id: number, page: { page: number; limit: number }) {
   if (!(await repo.findContent(db, auth.siteId, id, visibilityOf(auth)))) throw notFound('content');
-  const { rows, total } = await repo.listRevisions(db, auth.siteId, id, page);
-  return {
-    data: rows.map((r) => ({
-      id: Number(r.id),
-      contentId: Number(r.content_id),
-      action: r.action,
-      changedFields: parseJson<string[]>(r.changed_fields, []),
-      author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null,
-      createdAt: r.created_at,
-    })),
-    meta: pageMeta(total, page.page, page.limit),
-  };
+  const { rows, total } = await repo.revisions.list(db, auth.siteId, id, page);
+  return { data: rows.map(contentRevision), meta: pageMeta(total, page.page, page.limit) };
 }
 
 export async function getRevision(db: Executor, auth: Auth, id: number, revisionId: number) {
   if (!(await repo.findContent(db, auth.siteId, id, visibilityOf(auth)))) throw notFound('content');
-  const r = await repo.findRevision(db, auth.siteId, id, revisionId);
+  const r = await repo.revisions.find(db, auth.siteId, id, revisionId);
   if (!r) throw new AppError('REVISION_NOT_FOUND');
-  return {
-    id: Number(r.id),
-    contentId: Number(r.content_id),
-    action: r.action,
-    changedFields: parseJson<string[]>(r.changed_fields, []),
-    author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null,
-    createdAt: r.created_at,
-    snapshot: parseJson<Record<string, unknown>>(r.snapshot, {}),
-  };
+  return { ...contentRevision(r), snapshot: parseJson<Record<string, unknown>>(r.snapshot, {}) };
 }
 
 /**

@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { expectErrorShape } from '../../../test/helpers/http.js';
+import { expectErrorShape, expect422, ISO_TIMESTAMP } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 const ctx = useTestApp();
 const site = ctx.site;
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** Expects a 422 with the code and exactly these field paths in `errors`. */
-function expect422(res: { status: number; body: any }, code: string, paths: string[]): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(422);
-  expectErrorShape(res.body, 422, code);
-  expect(Object.keys(res.body.errors).sort()).toEqual([...paths].sort());
-}
+const ISO = ISO_TIMESTAMP;
 
 const SCHEMA = [
   { name: 'title', type: 'string', required: true, maxLength: 20 },

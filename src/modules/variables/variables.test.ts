@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSiteWithToken } from '../../../test/helpers/app.js';
-import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { client, expectErrorShape, type Client, expect422, ISO_TIMESTAMP } from '../../../test/helpers/http.js';
 import { describeTranslations, useTestApp } from '../../../test/helpers/suite.js';
 
 const ctx = useTestApp();
@@ -12,14 +12,7 @@ async function siteWithId(locales?: string[]) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Expects a 422 with `code` whose `errors` names exactly `fields`. */
-function expect422(res: { status: number; body: any }, code: string, fields: string[], label = '') {
-  expect(res.status, `${label} ${JSON.stringify(res.body).slice(0, 300)}`).toBe(422);
-  expectErrorShape(res.body, 422, code);
-  expect(Object.keys(res.body.errors).sort(), label).toEqual([...fields].sort());
-}
-
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TIMESTAMP = ISO_TIMESTAMP;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('POST /v1/variables', () => {

@@ -19,6 +19,32 @@ export const ContentEventData = Type.Object(
   { additionalProperties: true },
 );
 
+/** `data` of site-block events: the block as it is after the change. */
+export const SiteBlockEventData = Type.Object(
+  {
+    id: Type.Integer({ description: 'The site block id' }),
+    name: Type.String(),
+    slug: Type.String(),
+    type: Type.String({ description: '`global` or `page`' }),
+    path: Nullable(Type.String({ description: "A page block's path" })),
+    locale: Type.String({ description: 'BCP 47 language tag' }),
+    status: Type.String({ description: 'The status after the change: `published` or `draft`' }),
+    publishedAt: Nullable(Timestamp),
+  },
+  { additionalProperties: true },
+);
+
+const siteBlockExample = (status: string) => ({
+  id: 7,
+  name: 'Header',
+  slug: 'header',
+  type: 'global',
+  path: null,
+  locale: 'en',
+  status,
+  publishedAt: status === 'published' ? '2026-11-22T10:00:00.000Z' : null,
+});
+
 /** The type sent by `POST /webhooks/:id/test`; not an event one subscribes to. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -51,6 +77,16 @@ export const EVENT_CATALOG: Record<EventType, CatalogEntry> = {
     description: 'A content was archived (POST /contents/bulk/archive or a status change). One event per content.',
     data: ContentEventData,
     example: contentExample('archived'),
+  },
+  'site_block.published': {
+    description: 'A site block was published (POST /site-blocks/:slug/publish), or, with staged publishing, its staged edits went live.',
+    data: SiteBlockEventData,
+    example: siteBlockExample('published'),
+  },
+  'site_block.unpublished': {
+    description: 'A published site block was unpublished (POST /site-blocks/:slug/unpublish): hidden from delivery tokens and public reads.',
+    data: SiteBlockEventData,
+    example: siteBlockExample('draft'),
   },
 };
 

@@ -257,12 +257,17 @@ describe('webhook management', () => {
     const { api } = await site();
     const res = await api.get('/v1/webhooks/events');
     expect(res.status).toBe(200);
-    expect(res.body.data.map((e: any) => e.type)).toEqual(['content.published', 'content.archived']);
-    for (const e of res.body.data) {
+    const all = ['content.published', 'content.archived', 'site_block.published', 'site_block.unpublished'];
+    expect(res.body.data.map((e: any) => e.type)).toEqual(all);
+    for (const e of res.body.data.slice(0, 2)) {
       expect(e.description).toEqual(expect.any(String));
       expect(Object.keys(e.dataSchema.properties)).toEqual(['id', 'title', 'slug', 'locale', 'status', 'publishedAt', 'url']);
       expect(e.dataSchema.required).toEqual(['id', 'title', 'slug', 'locale', 'status', 'publishedAt']);
       expect(e.example).toMatchObject({ type: e.type, timestamp: expect.any(String), data: { id: 42 } });
+    }
+    for (const e of res.body.data.slice(2)) {
+      expect(Object.keys(e.dataSchema.properties)).toEqual(['id', 'name', 'slug', 'type', 'path', 'locale', 'status', 'publishedAt']);
+      expect(e.example).toMatchObject({ type: e.type, data: { id: 7, slug: 'header' } });
     }
     const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(doc.paths['/v1/webhooks/events'].get['x-scope']).toBe('webhooks.view');
@@ -270,7 +275,7 @@ describe('webhook management', () => {
     expect(doc.paths['/v1/webhooks/{id}/test'].post['x-scope']).toBe('webhooks.test');
     // The OpenAPI 3.1 `webhooks` object describing what Cairn POSTs, for the document's top level.
     const described = openApiWebhooks() as Record<string, any>;
-    expect(Object.keys(described)).toEqual(['content.published', 'content.archived']);
+    expect(Object.keys(described)).toEqual(all);
     const schema = described['content.published'].post.requestBody.content['application/json'].schema;
     expect(schema.properties.type.const).toBe('content.published');
     expect(Object.keys(schema.properties.data.properties)).toEqual(['id', 'title', 'slug', 'locale', 'status', 'publishedAt', 'url']);

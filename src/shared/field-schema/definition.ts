@@ -1,10 +1,30 @@
 // Validation of untrusted field-schema definitions.
-import { FIELD_TYPES, IssueList, MAX_FIELDS_PER_LEVEL, MAX_NESTING_LEVELS, MAX_OPTIONS, isPlainObject, type FieldIssue, type FieldType } from './types.js';
+import {
+  DATA_SOURCES,
+  FIELD_TYPES,
+  IssueList,
+  MAX_DATA_SOURCE_FIELDS,
+  MAX_DATA_SOURCE_LIMIT,
+  MAX_FIELDS_PER_LEVEL,
+  MAX_NESTING_LEVELS,
+  MAX_OPTIONS,
+  isPlainObject,
+  type FieldIssue,
+  type FieldType,
+} from './types.js';
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const RESERVED_NAMES = new Set(['__proto__']);
 const TYPE_SET: ReadonlySet<string> = new Set<string>(FIELD_TYPES);
 const ITEM_FORBIDDEN_TYPES: ReadonlySet<string> = new Set(['array', 'dataSource']);
+const SOURCE_SET: ReadonlySet<string> = new Set<string>(DATA_SOURCES);
+
+/** Where a definition sits: its nesting level, whether it repeats (inside an array), and the dataSource fields seen so far. */
+interface Place {
+  level: number;
+  inArray: boolean;
+  dataSources: { count: number };
+}
 
 /**
  * Validate an untrusted schema (an array of field definitions). Returns [] when valid.
@@ -12,12 +32,12 @@ const ITEM_FORBIDDEN_TYPES: ReadonlySet<string> = new Set(['array', 'dataSource'
  */
 export function validateFieldSchema(input: unknown, basePath = 'schema'): FieldIssue[] {
   const issues = new IssueList();
-  validateLevel(input, basePath, 1, 0, issues);
+  validateLevel(input, basePath, { level: 1, inArray: false, dataSources: { count: 0 } }, 0, issues);
   return issues.list;
 }
 
-function validateLevel(input: unknown, path: string, level: number, minCount: number, issues: IssueList): void {
-  if (level > MAX_NESTING_LEVELS) {
+function validateLevel(input: unknown, path: string, place: Place, minCount: number, issues: IssueList): void {
+  if (place.level > MAX_NESTING_LEVELS) {
     issues.add(path, `nesting is too deep: at most ${MAX_NESTING_LEVELS} levels are allowed`);
     return;
   }
@@ -32,7 +52,7 @@ function validateLevel(input: unknown, path: string, level: number, minCount: nu
   }
   const seen = new Set<string>();
   for (let i = 0; i < list.length && !issues.full; i++) {
-    validateDefinition(list[i], `${path}[${i}]`, level, seen, issues);
+    validateDefinition(list[i], `${path}[${i}]`, place, seen, issues);
   }
 }
 
@@ -45,7 +65,7 @@ function checkOptionalString(def: Record<string, unknown>, key: string, path: st
   }
 }
 
-function validateDefinition(raw: unknown, path: string, level: number, seen: Set<string>, issues: IssueList): void {
+function validateDefinition(raw: unknown, path: string, place: Place, seen: Set<string>, issues: IssueList): void {
   if (!isPlainObject(raw)) {
     issues.add(path, 'must be an object');
     return;
@@ -75,14 +95,14 @@ function validateDefinition(raw: unknown, path: string, level: number, seen: Set
   const required = raw.required;
   if (required !== undefined && typeof required !== 'boolean') issues.add(`${path}.required`, 'must be a boolean');
 
-  if (validType !== undefined) checkTypeSpecific(raw, path, validType, level, issues);
+  if (validType !== undefined) checkTypeSpecific(raw, path, validType, place, issues);
 }
 
 /**
  * Type-specific rules. Also used for an array's `items` (a definition without a name),
  * so `items.fields` of an array at level L is level L + 1, like an object's `fields`.
  */
-function checkTypeSpecific(def: Record<string, unknown>, path: string, type: FieldType, level: number, issues: IssueList): void {
+function checkTypeSpecific(def: Record<string, unknown>, path: string, type: FieldType, place: Place, issues: IssueList): void {
   switch (type) {
     case 'string':
     case 'text':
@@ -101,22 +121,22 @@ function checkTypeSpecific(def: Record<string, unknown>, path: string, type: Fie
     case 'object': {
       const fields = def.fields;
       if (fields === undefined || fields === null) issues.add(`${path}.fields`, 'is required for object fields');
-      else validateLevel(fields, `${path}.fields`, level + 1, 1, issues);
+      else validateLevel(fields, `${path}.fields`, { ...place, level: place.level + 1 }, 1, issues);
       break;
     }
     case 'array':
       checkRange(def, path, 'minItems', 'maxItems', true, issues);
-      checkItems(def.items, `${path}.items`, level, issues);
+      checkItems(def.items, `${path}.items`, { ...place, inArray: true }, issues);
       break;
     case 'dataSource':
-      checkDataSource(def.dataSource, `${path}.dataSource`, issues);
+      checkDataSource(def, path, place, issues);
       break;
     default:
       break;
   }
 }
 
-function checkItems(items: unknown, path: string, level: number, issues: IssueList): void {
+function checkItems(items: unknown, path: string, place: Place, issues: IssueList): void {
   if (items === undefined || items === null) {
     issues.add(path, 'is required for array fields');
     return;
@@ -138,7 +158,7 @@ function checkItems(items: unknown, path: string, level: number, issues: IssueLi
     issues.add(`${path}.type`, `array items cannot be of type "${type}"`);
     return;
   }
-  checkTypeSpecific(items, path, type as FieldType, level, issues);
+  checkTypeSpecific(items, path, type as FieldType, place, issues);
 }
 
 function isNonNegativeInteger(value: unknown): value is number {
@@ -212,23 +232,22 @@ function checkOptions(options: unknown, path: string, issues: IssueList): void {
   }
 }
 
-function checkDataSource(ds: unknown, path: string, issues: IssueList): void {
-  if (ds === undefined || ds === null) {
-    issues.add(path, 'is required for dataSource fields');
+/** Decisions B2: `{ name, type: "dataSource", label, source, filters?, limit? }`, never repeated inside an array. */
+function checkDataSource(def: Record<string, unknown>, path: string, place: Place, issues: IssueList): void {
+  if (place.inArray) {
+    issues.add(`${path}.type`, 'dataSource fields cannot be inside an array (each item would resolve its own records)');
     return;
   }
-  if (!isPlainObject(ds)) {
-    issues.add(path, 'must be an object { source, limit?, filter? }');
-    return;
+  if (++place.dataSources.count === MAX_DATA_SOURCE_FIELDS + 1) {
+    issues.add(path, `too many dataSource fields: at most ${MAX_DATA_SOURCE_FIELDS} per schema`);
   }
-  const source = ds.source;
-  if (source === undefined || source === null) issues.add(`${path}.source`, 'is required');
-  else if (typeof source !== 'string') issues.add(`${path}.source`, 'must be a string');
-  else if (source.length < 1 || source.length > 100) issues.add(`${path}.source`, 'must be 1-100 characters');
-  const limit = ds.limit;
-  if (limit !== undefined && !(isNonNegativeInteger(limit) && limit >= 1)) {
-    issues.add(`${path}.limit`, 'must be a positive integer');
+  const source = def.source;
+  if (source === undefined || source === null) issues.add(`${path}.source`, 'is required for dataSource fields');
+  else if (typeof source !== 'string' || !SOURCE_SET.has(source)) issues.add(`${path}.source`, `must be one of: ${DATA_SOURCES.join(', ')}`);
+  const limit = def.limit;
+  if (limit !== undefined && !(isNonNegativeInteger(limit) && limit >= 1 && limit <= MAX_DATA_SOURCE_LIMIT)) {
+    issues.add(`${path}.limit`, `must be an integer from 1 to ${MAX_DATA_SOURCE_LIMIT}`);
   }
-  const filter = ds.filter;
-  if (filter !== undefined && !isPlainObject(filter)) issues.add(`${path}.filter`, 'must be an object');
+  const filters = def.filters;
+  if (filters !== undefined && !isPlainObject(filters)) issues.add(`${path}.filters`, "must be an object of the source list's filters");
 }

@@ -191,7 +191,7 @@ describe('validateFieldSchema: names, types and common keys', () => {
       if (type === 'select' || type === 'multiselect') def.options = ['a', { value: 'b', label: 'B' }];
       if (type === 'object') def.fields = [{ name: 'x', type: 'string' }];
       if (type === 'array') def.items = { type: 'string' };
-      if (type === 'dataSource') def.dataSource = { source: 'reviews', limit: 5, filter: { rating: 5 } };
+      if (type === 'dataSource') Object.assign(def, { source: 'contents', limit: 5, filters: { status: 'published' } });
       return def;
     });
     expect(validateFieldSchema(schema)).toEqual([]);
@@ -289,25 +289,37 @@ describe('validateFieldSchema: type-specific rules', () => {
     ]);
   });
 
-  it('dataSource needs a source', () => {
+  it('dataSource fields have the B2 shape: a known source, filters an object, limit 1-100', () => {
     const schema = [
       { name: 'd0', type: 'dataSource' },
-      { name: 'd1', type: 'dataSource', dataSource: 'reviews' },
-      { name: 'd2', type: 'dataSource', dataSource: {} },
-      { name: 'd3', type: 'dataSource', dataSource: { source: '' } },
-      { name: 'd4', type: 'dataSource', dataSource: { source: 'x'.repeat(101) } },
-      { name: 'd5', type: 'dataSource', dataSource: { source: 'reviews', limit: 0, filter: [] } },
-      { name: 'd6', type: 'dataSource', dataSource: { source: 'x'.repeat(100), limit: 10 } },
+      { name: 'd1', type: 'dataSource', source: 'reviews' },
+      { name: 'd2', type: 'dataSource', source: '' },
+      { name: 'd3', type: 'dataSource', source: 'contents', limit: 0, filters: [] },
+      { name: 'd4', type: 'dataSource', source: 'contents', limit: 101 },
+      { name: 'd5', type: 'dataSource', source: 'tags', limit: 1.5 },
+      { name: 'd6', type: 'dataSource', source: 'siteBlocks', limit: 100, filters: { type: 'global' } },
+      { name: 'd7', type: 'dataSource', source: 'forms', limit: 1 },
     ];
     expect(paths(validateFieldSchema(schema))).toEqual([
-      'schema[0].dataSource',
-      'schema[1].dataSource',
-      'schema[2].dataSource.source',
-      'schema[3].dataSource.source',
-      'schema[4].dataSource.source',
-      'schema[5].dataSource.limit',
-      'schema[5].dataSource.filter',
+      'schema[0].source',
+      'schema[1].source',
+      'schema[2].source',
+      'schema[3].limit',
+      'schema[3].filters',
+      'schema[4].limit',
+      'schema[5].limit',
     ]);
+  });
+
+  it('dataSource fields may sit in objects but never inside arrays, and at most 10 per schema', () => {
+    const inObject = [{ name: 'o', type: 'object', fields: [{ name: 'latest', type: 'dataSource', source: 'contents' }] }];
+    expect(validateFieldSchema(inObject)).toEqual([]);
+    const inArray = [{ name: 'a', type: 'array', items: { type: 'object', fields: [{ name: 'latest', type: 'dataSource', source: 'contents' }] } }];
+    expect(paths(validateFieldSchema(inArray))).toEqual(['schema[0].items.fields[0].type']);
+    const ten = Array.from({ length: 10 }, (_, i) => ({ name: `d${i}`, type: 'dataSource', source: 'tags' }));
+    expect(validateFieldSchema(ten)).toEqual([]);
+    const eleven = [...ten, { name: 'o', type: 'object', fields: [{ name: 'd10', type: 'dataSource', source: 'tags' }] }];
+    expect(paths(validateFieldSchema(eleven))).toEqual(['schema[10].fields[0]']);
   });
 });
 
@@ -394,7 +406,7 @@ const TYPE_CASES: Array<{ def: FieldDefinition; ok: unknown[]; bad: unknown[] }>
     ok: [[], [1, 2, 3]],
     bad: [1, { 0: 1 }, at([1, 'two'], 'data.v[1]'), at([null], 'data.v[0]')],
   },
-  { def: { name: 'v', type: 'dataSource', dataSource: { source: 'reviews' } }, ok: [undefined], bad: [[], 'x', null, {}] },
+  { def: { name: 'v', type: 'dataSource', source: 'contents' }, ok: [undefined], bad: [[], 'x', null, {}] },
 ];
 
 describe('validateFieldData: each of the 17 types', () => {
@@ -448,7 +460,7 @@ describe('validateFieldData: data shape, required, partial, orphans, dataSource'
     { name: 'title', type: 'string', required: true },
     { name: 'count', type: 'number' },
     { name: 'tags', type: 'array', required: true, items: { type: 'string' } },
-    { name: 'reviews', type: 'dataSource', dataSource: { source: 'reviews' } },
+    { name: 'reviews', type: 'dataSource', source: 'contents' },
   ];
 
   it('data must be a plain object', () => {
@@ -495,7 +507,7 @@ describe('validateFieldData: data shape, required, partial, orphans, dataSource'
       { path: 'data.reviews', message: expect.stringContaining('read-only') as string },
     ]);
     expect(paths(validateFieldData(schema, { reviews: null }, 'data', { partial: true }))).toEqual(['data.reviews']);
-    expect(validateFieldData([{ name: 'r', type: 'dataSource', required: true, dataSource: { source: 'reviews' } }], {})).toEqual([]);
+    expect(validateFieldData([{ name: 'r', type: 'dataSource', required: true, source: 'contents' }], {})).toEqual([]);
   });
 
   it('reports every issue, capped at 100', () => {

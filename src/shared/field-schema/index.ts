@@ -7,8 +7,12 @@ export {
   MAX_ISSUES,
   DEFAULT_MAX_STRING_LENGTH,
   MAX_OPTIONS,
+  DATA_SOURCES,
+  DEFAULT_DATA_SOURCE_LIMIT,
+  MAX_DATA_SOURCE_FIELDS,
+  MAX_DATA_SOURCE_LIMIT,
 } from './types.js';
-export type { FieldType, FieldIssue, FieldDefinition, FieldOption } from './types.js';
+export type { FieldType, FieldIssue, FieldDefinition, FieldOption, DataSourceName } from './types.js';
 export { validateFieldSchema } from './definition.js';
 export { validateFieldData } from './data.js';
 export { normalizeFieldSchema } from './normalize.js';

@@ -26,6 +26,14 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const MAX_FIELDS_PER_LEVEL = 250;
 /** The top level is level 1; each `fields` / `items.fields` is one level deeper. Levels 1..5 are allowed. */
 export const MAX_NESTING_LEVELS = 5;
+/** The groups a dataSource field can read (decisions B2). */
+export const DATA_SOURCES = ['contents', 'categories', 'tags', 'variables', 'forms', 'siteBlocks'] as const;
+export type DataSourceName = (typeof DATA_SOURCES)[number];
+/** A dataSource field resolves at most this many records (decisions B2: 1-100; 10 when omitted). */
+export const MAX_DATA_SOURCE_LIMIT = 100;
+export const DEFAULT_DATA_SOURCE_LIMIT = 10;
+/** At most this many dataSource fields in one schema, so one read resolves at most 1,000 records. */
+export const MAX_DATA_SOURCE_FIELDS = 10;
 /** Validation stops collecting after this many issues. */
 export const MAX_ISSUES = 100;
 /** Default maximum length of string/text values when the definition has no `maxLength`. */
@@ -62,7 +70,10 @@ export interface FieldDefinition {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
-  dataSource?: { source: string; limit?: number; filter?: Record<string, unknown> };
+  /** dataSource fields (decisions B2): the group read, its list filters, how many records. */
+  source?: DataSourceName;
+  filters?: Record<string, unknown>;
+  limit?: number;
   defaultValue?: unknown;
   placeholder?: string;
   [extra: string]: unknown;
