@@ -85,6 +85,18 @@ const SQL = {
     '"boundary" as materialized (select "score" from "ranked" order by "score" desc limit ? offset ?) ' +
     'select "r"."id", "r"."score", coalesce(c.published_at, c.created_at) as "sort_at" from "ranked" as "r" inner join "contents" as "c" on "c"."id" = "r"."id" ' +
     'where not exists (select 1 from boundary) or r.score >= (select score from boundary) order by "r"."score" desc, "sort_at" desc, "r"."id" desc limit ? offset ?',
+  // A page block by its path in the site's default locale, then each contents dataSource field's
+  // page of published summaries (no count: nothing shows a total), as the site-blocks service runs them.
+  siteLocales: 'select "default_locale", "enabled_locales" from "sites" where "id" = ?',
+  blockByPath: 'select * from "site_blocks" where "site_id" = ? and "locale" = ? and "path" = ?',
+  publishedPage: (filter) =>
+    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in ` +
+    `(select "contents"."id" from "contents" where "contents"."site_id" = ? and "contents"."status" = ?${filter} ` +
+    'order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) order by "contents"."created_at" desc, "contents"."id" desc',
+  inCategories: (n) =>
+    ` and exists (select "cc"."content_id" from "content_categories" as "cc" where "cc"."content_id" = "contents"."id" and "cc"."category_id" in (${list(n)}))`,
+  inTags: (n) =>
+    ` and exists (select "ct"."content_id" from "content_tags" as "ct" where "ct"."content_id" = "contents"."id" and "ct"."tag_id" in (${list(n)}))`,
   highlights: `
     select rowid as id,
       highlight(contents_fts, 0, ?, ?) as title_hl,
@@ -387,6 +399,42 @@ export function createBareApp(file) {
     const row = stmt(SQL.byId).get(siteId, Number(req.params.id));
     if (!row) return reply.code(404).send({ error: 'not found' });
     return detail(row);
+  });
+
+  // The reference for a published page block read by a delivery token: the block by its path, and
+  // for each dataSource field of its schema (contents, filtered by category or tag) one page of
+  // published summaries with their relations.
+  app.get('/v1/site-blocks/by-path', async (req, reply) => {
+    const { default_locale: locale } = stmt(SQL.siteLocales).get(siteId);
+    const row = stmt(SQL.blockByPath).get(siteId, locale, String(req.query.path));
+    if (row?.status !== 'published') return reply.code(404).send({ error: 'not found' });
+    const schema = JSON.parse(row.schema);
+    const data = JSON.parse(row.data);
+    for (const field of schema) {
+      if (field.type !== 'dataSource' || field.source !== 'contents') continue;
+      const categoryIds = field.filters?.categoryIds ?? [];
+      const tagIds = field.filters?.tagIds ?? [];
+      const filter = (categoryIds.length ? SQL.inCategories(categoryIds.length) : '') + (tagIds.length ? SQL.inTags(tagIds.length) : '');
+      data[field.name] = summaries(stmt(SQL.publishedPage(filter)).all(siteId, siteId, 'published', ...categoryIds, ...tagIds, field.limit ?? 10, 0));
+    }
+    return {
+      data: {
+        id: row.id,
+        name: row.name,
+        slug: row.slug,
+        type: row.type,
+        status: row.status,
+        path: row.path,
+        locale: row.locale,
+        translationGroup: row.translation_group,
+        schema,
+        data,
+        hasUnpublishedChanges: false,
+        publishedAt: row.published_at,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      },
+    };
   });
 
   app.addHook('onClose', async () => db.close());

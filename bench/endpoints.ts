@@ -2,6 +2,7 @@ import type { Db } from '../src/db/types.js';
 import { seedBlog } from './seed-blog.js';
 import { seedRedirects } from './seed-redirects.js';
 import { seedSeo } from './seed-seo.js';
+import { seedSiteBlocks } from './seed-site-blocks.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -109,6 +110,7 @@ export const ENDPOINTS: BenchEndpoint[] = [
   ...blogReads(),
   ...redirectResolves(),
   ...seoOutputs(),
+  ...siteBlockReads(),
   // Last: every request inserts a post (its row, revision and full-text index entries), so the
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
   // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.
@@ -190,4 +192,24 @@ function seoOutputs(): BenchEndpoint[] {
     targets: { minRatio: { bareFastify: 0.8 } },
   });
   return [row('GET /v1/public/sitemap.xml (cached, 30,000 URLs)', 'sitemap.xml'), row('GET /v1/public/llms.txt (cached)', 'llms.txt')];
+}
+
+/**
+ * What a front end reads on every page view (issue 14): the published page block of `/` with
+ * three dataSource fields of 10 contents each (bench/seed-site-blocks.ts), read by a delivery
+ * token, against a bare Fastify + SQLite server running the same queries.
+ */
+function siteBlockReads(): BenchEndpoint[] {
+  return [
+    {
+      name: 'GET /v1/site-blocks/by-path (3 data sources)',
+      method: 'GET',
+      path: '/v1/site-blocks/by-path?path=/',
+      auth: false,
+      headers: (ctx) => ({ authorization: `Bearer ${String(ctx.deliveryToken)}` }),
+      seed: seedSiteBlocks,
+      baselines: ['bareFastify'],
+      targets: { minRatio: { bareFastify: 0.8 }, p99Ms: 25 },
+    },
+  ];
 }

@@ -147,7 +147,10 @@ export async function checkParity(opts: {
         const res = await app.inject({
           method: endpoint.method,
           url: resolve(endpoint.path, opts.ctx),
-          headers: auth && endpoint.auth !== false ? { authorization: `Bearer ${opts.ctx.token}` } : {},
+          // The service gets the endpoint's own headers too (a delivery token's bearer, a site key).
+          headers: auth
+            ? { ...(endpoint.auth !== false ? { authorization: `Bearer ${opts.ctx.token}` } : {}), ...resolve(endpoint.headers ?? {}, opts.ctx) }
+            : {},
         });
         return { status: res.statusCode, body: res.body, statements: trace };
       } finally {

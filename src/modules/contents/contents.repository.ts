@@ -291,9 +291,11 @@ function countable(query: ContentListQueryValue, visibility: Visibility): { stat
 }
 
 /** One page of summaries and the filtered total (decisions G5): two prepared statements. */
-export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility) {
+/** A page of summaries and the total; `withTotal: false` skips the count (a caller that shows no pages). */
+export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility, withTotal = true) {
   const { page, limit, ...filters } = query;
   const args = listFilterArgs(siteId, filters, v);
+  if (!withTotal) return { rows: (await listPage.execute(db, { ...args, limit, offset: (page - 1) * limit })) as SummaryRow[], total: -1 };
   const counted = countable(query, v);
   const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
   const offset = (page - 1) * limit;

@@ -222,6 +222,12 @@ export async function listContents(db: Executor, auth: Auth, query: ContentListQ
   return { data: await summaries(db, auth.siteId, rows), meta: pageMeta(total, query.page, query.limit) };
 }
 
+/** The summaries of a list's page without counting the list (site blocks' data sources show no pages). */
+export async function listContentSummaries(db: Executor, auth: Auth, query: ContentListQueryValue) {
+  const { rows } = await repo.listContents(db, auth.siteId, query, visibilityOf(auth), false);
+  return { data: await summaries(db, auth.siteId, rows) };
+}
+
 /** A content by id; with `bodyAsText` see toDetail. */
 export async function getContent(db: Executor, auth: Auth, id: number, bodyAsText = false) {
   const v = visibilityOf(auth);

@@ -23,6 +23,7 @@ const docs = {
   index: `llms.txt (llmstxt.org): the site name, the \`>\` summary (\`llmsSiteDescription\`), a section per category with its ${service.SECTION_SIZE} newest published contents as \`- [title](url): description\`, then \`## Optional\` with older ones. ${off}`,
   full: `Every published content as markdown with its URL, oldest first, streamed, cut after ${service.FULL_MAX_BYTES} bytes with a note. ${off}`,
   markdown: `One published content as markdown (\`# title\`, then the body); \`?locale=\` or the default locale. ${off}`,
+  page: `One published page site block as markdown: \`# name\`, then its fields in schema order (text, rich text, links and images; objects under headings; booleans, colors and data sources left out); \`?locale=\` or the default locale. ${off}`,
 };
 
 async function sendFull(db: Db, siteId: string, req: FastifyRequest, reply: FastifyReply, maxAge: number) {
@@ -33,7 +34,7 @@ async function sendFull(db: Db, siteId: string, req: FastifyRequest, reply: Fast
   return reply.send(Readable.from(body) as never);
 }
 
-/** llms.txt, llms-full.txt and markdown of contents (decisions S3, S9, G20). */
+/** llms.txt, llms-full.txt and markdown of contents and pages (decisions S3, S9, S15, G20). */
 export const llmsModule: AppModule = {
   name: 'llms',
   routes(app, { db }) {
@@ -81,34 +82,39 @@ export const llmsModule: AppModule = {
         async (req: FastifyRequest, reply: FastifyReply) => sendFull(db, siteOf(req), req, reply, maxAge),
       );
 
-      app.get(
-        `${prefix}/markdown/content/:slug`,
-        {
-          config,
-          schema: {
-            tags,
-            operationId: `getContentMarkdown${suffix}`,
-            summary: 'A published content as markdown',
-            description: docs.markdown + also,
-            params: SlugParams,
-            querystring: LocaleQuery,
-            response: { 200: { description: 'text/markdown', type: 'string' }, 304: NotModified, 404: { $ref: 'Error#' } },
+      for (const [kind, operationId, summary, description, build] of [
+        ['content', `getContentMarkdown${suffix}`, 'A published content as markdown', docs.markdown, service.contentAsMarkdown],
+        ['pages', `getPageMarkdown${suffix}`, 'A published page site block as markdown', docs.page, service.pageAsMarkdown],
+      ] as const) {
+        app.get(
+          `${prefix}/markdown/${kind}/:slug`,
+          {
+            config,
+            schema: {
+              tags,
+              operationId,
+              summary,
+              description: description + also,
+              params: SlugParams,
+              querystring: LocaleQuery,
+              response: { 200: { description: 'text/markdown', type: 'string' }, 304: NotModified, 404: { $ref: 'Error#' } },
+            },
           },
-        },
-        async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { locale?: string } }>, reply: FastifyReply) =>
-          sendCacheable(
-            req,
-            reply,
-            await outputs.get(
-              siteOf(req),
-              `markdown:${req.query.locale ?? ''}:${req.params.slug}`,
-              () => service.contentAsMarkdown(db, siteOf(req), req.params.slug, req.query.locale),
-              !isPublic,
+          async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { locale?: string } }>, reply: FastifyReply) =>
+            sendCacheable(
+              req,
+              reply,
+              await outputs.get(
+                siteOf(req),
+                `markdown:${kind}:${req.query.locale ?? ''}:${req.params.slug}`,
+                () => build(db, siteOf(req), req.params.slug, req.query.locale),
+                !isPublic,
+              ),
+              MARKDOWN,
+              maxAge,
             ),
-            MARKDOWN,
-            maxAge,
-          ),
-      );
+        );
+      }
     }
   },
 };

@@ -18,7 +18,7 @@ interface Entry extends CachedOutput {
 
 /**
  * What a site's generated outputs depend on, as one short text: the count and last change of
- * its contents, categories, tags, custom entries, rules and sources, and the last change of its
+ * its contents, categories, tags, site blocks, custom entries, rules and sources, and the last change of its
  * settings and of the site. Any write that could change an output changes it (a deletion
  * changes a count, an edit a last change). One statement of small indexed aggregates.
  */
@@ -30,6 +30,7 @@ async function siteVersion(db: Executor, siteId: string): Promise<string> {
       part('contents'),
       part('categories'),
       part('tags'),
+      part('site_blocks'),
       part('sitemap_entries'),
       part('sitemap_rules'),
       part('sitemap_sources'),

@@ -57,6 +57,13 @@ export function contentPath(ctx: UrlContext, content: ContentAddress): string {
   return `/${parts.map(segment).join('/')}`;
 }
 
+/** `/de/about` or `/about`: a page site block's path behind the locale prefix (none for the default locale when hidden). */
+export function pagePath(ctx: UrlContext, page: { locale: string; path: string }): string {
+  if (ctx.hideDefaultLocale && page.locale === ctx.defaultLocale) return page.path;
+  const prefix = `/${encodeURIComponent(page.locale.toLowerCase())}`;
+  return page.path === '/' ? prefix : `${prefix}${page.path}`;
+}
+
 /** The absolute URL of a path on the site (https). */
 export function absoluteUrl(ctx: Pick<UrlContext, 'domain'>, path: string): string {
   return `https://${ctx.domain}${path}`;

@@ -6,7 +6,7 @@ import { issuesError } from '../../shared/errors.js';
 import { DEFAULT_DATA_SOURCE_LIMIT, type DataSourceName, type FieldDefinition, type FieldIssue } from '../../shared/field-schema/index.js';
 import { categories } from '../categories/categories.resource.js';
 import { ContentListQuery } from '../contents/contents.schemas.js';
-import { listContents } from '../contents/contents.service.js';
+import { listContentSummaries } from '../contents/contents.service.js';
 import { tags } from '../tags/tags.resource.js';
 import { variables } from '../variables/variables.resource.js';
 import { type Audience, listSiteBlocks } from './site-blocks.list.js';
@@ -16,8 +16,8 @@ import { SiteBlockListQuery } from './site-blocks.resource.js';
  * dataSource fields (decisions B2): each names a group, that group's list filters and a limit;
  * on read it holds the summaries the group's list answers for those filters (page 1), published
  * records only for delivery tokens and public reads. One list call per field, each a fixed
- * number of queries whatever the limit (the lists are built that way), at most 10 fields per
- * schema and 100 records per field.
+ * number of queries whatever the limit (the lists are built that way; contents are not counted,
+ * nothing shows a total), at most 10 fields per schema and 100 records per field.
  */
 interface Source {
   /** The group's list query without paging: what `filters` may hold. */
@@ -34,7 +34,11 @@ const SOURCES: Partial<Record<DataSourceName, Source>> = {
   contents: {
     filters: withoutPaging(ContentListQuery),
     list: (db, siteId, query, audience) =>
-      listContents(db, { siteId, userId: '', access: 'all', kind: audience === 'published' ? 'delivery' : 'management', scopes: new Set() }, query as never),
+      listContentSummaries(
+        db,
+        { siteId, userId: '', access: 'all', kind: audience === 'published' ? 'delivery' : 'management', scopes: new Set() },
+        query as never,
+      ),
   },
   categories: { filters: withoutPaging(categories.schemas.ListQuery), list: (db, siteId, query) => categories.service.list(db, siteId, query as never) },
   tags: { filters: withoutPaging(tags.schemas.ListQuery), list: (db, siteId, query) => tags.service.list(db, siteId, query as never) },

@@ -637,3 +637,111 @@ describe('translations', () => {
     expect422(await api.post('/v1/site-blocks/about/copy-to-locale', { locale: 'fr' }), 'PATH_TAKEN', ['path']);
   });
 });
+
+describe('page blocks in the SEO outputs (issue 13, decisions G18, S15)', () => {
+  async function pages(api: Client) {
+    await api.put('/v1/seo/settings', { llmsTxtEnabled: true });
+    const schema = [
+      { name: 'intro', type: 'text', label: 'Introduction' },
+      { name: 'body', type: 'richtext' },
+      {
+        name: 'hero',
+        type: 'object',
+        label: 'Hero',
+        fields: [
+          { name: 'heading', type: 'string' },
+          { name: 'image', type: 'image', label: 'Hero image' },
+        ],
+      },
+      {
+        name: 'features',
+        type: 'array',
+        label: 'Features',
+        items: {
+          type: 'object',
+          fields: [
+            { name: 'title', type: 'string' },
+            { name: 'text', type: 'text' },
+          ],
+        },
+      },
+      { name: 'tags', type: 'array', items: { type: 'string' } },
+      { name: 'cta', type: 'url', label: 'Sign up' },
+      { name: 'dark', type: 'boolean' },
+      { name: 'latest', type: 'dataSource', source: 'contents' },
+    ];
+    const about = await block(api, { name: 'About *us*', type: 'page', path: '/about', schema });
+    await api.put('/v1/site-blocks/about-us/data', {
+      data: {
+        intro: 'We make [tea].\n\nSince 1999.',
+        body: '## History\n\nA **long** one.',
+        hero: { heading: 'Hello', image: { url: 'https://cdn.test/hero.jpg' } },
+        features: [{ title: 'Fast', text: 'Very.' }, { title: 'Safe' }],
+        tags: ['a', 'b'],
+        cta: 'https://example.test/signup',
+        dark: true,
+      },
+    });
+    await api.post('/v1/site-blocks/about-us/publish');
+    await block(api, { name: 'Über uns', type: 'page', path: '/about', locale: 'de', translationGroup: about.translationGroup });
+    await api.post('/v1/site-blocks/uber-uns/publish?locale=de');
+    await block(api, { name: 'Draft page', type: 'page', path: '/draft' });
+    await block(api, { name: 'Footer' });
+    await api.post('/v1/site-blocks/footer/publish');
+  }
+
+  it('lists published pages in sitemap.xml and sitemap.json with their locale prefix and alternates', async () => {
+    const api = await site(['en', 'de']);
+    await pages(api);
+    const json = (await api.get('/v1/seo/sitemap.json')).body.data;
+    const locs = json.map((u: any) => u.loc ?? u.url);
+    // By path, then locale.
+    expect(locs).toEqual(['https://example.test/de/about', 'https://example.test/about']);
+    const xml = (await api.get('/v1/seo/sitemap.xml')).text;
+    expect(xml).toContain(
+      '<loc>https://example.test/about</loc>' +
+        `<lastmod>${json[1].lastmod}</lastmod><changefreq>weekly</changefreq><priority>0.5</priority>` +
+        '<xhtml:link rel="alternate" hreflang="de" href="https://example.test/de/about"/>' +
+        '<xhtml:link rel="alternate" hreflang="en" href="https://example.test/about"/>' +
+        '<xhtml:link rel="alternate" hreflang="x-default" href="https://example.test/about"/>',
+    );
+    expect(xml).not.toContain('/draft');
+    const preview = (await api.get('/v1/sitemap/preview')).body.data;
+    expect(preview.map((u: any) => u.source)).toEqual(['site-block', 'site-block']);
+    // A path rule sets a page's priority; unpublishing removes it at once (the output cache follows).
+    await api.post('/v1/sitemap/rules', { sourceType: 'path_pattern', sourceValue: '/de/*', priority: 0.9, changefreq: 'daily' });
+    expect((await api.get('/v1/seo/sitemap.json')).body.data[0]).toMatchObject({ priority: 0.9, changefreq: 'daily' });
+    await api.post('/v1/site-blocks/uber-uns/unpublish?locale=de');
+    expect((await api.get('/v1/seo/sitemap.json')).body.data).toHaveLength(1);
+  });
+
+  it('renders a published page as markdown, lists pages in llms.txt and llms-full.txt, and the public twins', async () => {
+    const api = await site(['en', 'de']);
+    await pages(api);
+    const md = await api.get('/v1/markdown/pages/about-us');
+    expect(md.status).toBe(200);
+    expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(md.text).toBe(
+      `${[
+        '# About \\*us\\*',
+        'We make \\[tea\\].',
+        'Since 1999.',
+        '## History\n\nA **long** one.',
+        '## Hero\n\nHello\n\n![Hero image](<https://cdn.test/hero.jpg>)',
+        '## Features\n\nFast\n\nVery.\n\nSafe',
+        '- a\n- b',
+        '[Sign up](<https://example.test/signup>)',
+      ].join('\n\n')}\n`,
+    );
+    expect((await api.get('/v1/markdown/pages/uber-uns?locale=de')).text).toBe('# Über uns\n\n');
+    for (const slug of ['draft-page', 'footer', 'nope']) expect((await api.get(`/v1/markdown/pages/${slug}`)).status, slug).toBe(404);
+    const llms = (await api.get('/v1/llms.txt')).text;
+    expect(llms).toContain('## Pages\n\n- [Über uns](https://example.test/de/about)\n- [About *us*](https://example.test/about)\n\n');
+    const full = (await api.get('/v1/llms-full.txt')).text;
+    expect(full).toContain(`---\n\nURL: https://example.test/about\n\n${md.text}\n`);
+    const key = await publicKeyOf(api);
+    const pub = await client(ctx.app).get(`/v1/public/markdown/pages/about-us?siteKey=${key}`);
+    expect(pub.text).toBe(md.text);
+    expect((await client(ctx.app).get(`/v1/public/markdown/pages/about-us?siteKey=${key}`, { 'if-none-match': String(pub.headers.etag) })).status).toBe(304);
+  });
+});

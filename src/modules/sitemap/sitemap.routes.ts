@@ -24,7 +24,7 @@ const SitemapUrlItem = Type.Object({
 const PreviewRef = ref(
   named(
     'SitemapPreviewEntry',
-    Type.Object({ ...SitemapUrlItem.properties, source: Type.String({ description: '`content` or `custom` (`site-block` once site blocks exist)' }) }),
+    Type.Object({ ...SitemapUrlItem.properties, source: Type.String({ description: '`content`, `site-block` (a published page) or `custom`' }) }),
   ),
 );
 const RuleRef = ref(named('SitemapRule', ruleFields.response()));

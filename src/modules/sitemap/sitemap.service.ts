@@ -7,7 +7,8 @@ import { tableRepository } from '../../kit/repository.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { type ListQuery, pageMeta } from '../../shared/pagination.js';
 import { getSettings } from '../seo/seo.service.js';
-import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, type UrlContext } from '../seo/seo.urls.js';
+import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, pagePath, type UrlContext } from '../seo/seo.urls.js';
+import { publishedPages } from '../site-blocks/site-blocks.repository.js';
 import { publishedAddresses, publishedLinkSlugs } from '../contents/content-links.js';
 import * as repo from './sitemap.repository.js';
 import { entryFields, entryList, ruleFields, sourceFields } from './sitemap.resource.js';
@@ -183,7 +184,46 @@ function patternRegex(pattern: string): RegExp {
   );
 }
 
-/** The first active rule (by ruleOrder, then id) matching each content sets its priority and change frequency. */
+type RuleFor = Awaited<ReturnType<typeof ruleMatcher>>;
+
+/** A translated URL's alternates: every published member (itself included), then `x-default` for the default locale's. */
+function withAlternates(entry: SitemapUrl, members: ReadonlyArray<{ locale: string; loc: string }>, defaultLocale: string): SitemapUrl {
+  if (members.length < 2) return entry;
+  entry.alternates = [...members].sort((a, b) => a.locale.localeCompare(b.locale)).map((m) => ({ hreflang: m.locale, href: m.loc }));
+  const fallback = members.find((m) => m.locale === defaultLocale);
+  if (fallback) entry.alternates.push({ hreflang: 'x-default', href: fallback.loc });
+  return entry;
+}
+
+/**
+ * Published page site blocks (G18: the locale prefix, then the page's path), with their
+ * translations as alternates like contents; path-pattern rules apply to them, else the default
+ * priority and change frequency. `lastmod`: the last publish under staged publishing (edits
+ * are not live until then), else the last change.
+ */
+async function pageUrls(db: Executor, siteId: string, urls: UrlContext, settings: { defaultPriority: number; defaultChangefreq: string }, ruleFor: RuleFor) {
+  const pages = await publishedPages(db, siteId);
+  const groups = new Map<string, Array<{ locale: string; loc: string }>>();
+  const items = pages.map((p) => {
+    const path = pagePath(urls, p);
+    const loc = absoluteUrl(urls, path);
+    (groups.get(p.translation_group) ?? groups.set(p.translation_group, []).get(p.translation_group)!).push({ locale: p.locale, loc });
+    const rule = ruleFor?.({ id: 0, type: '', path, page: true });
+    return { p, loc, rule };
+  });
+  return items.map(({ p, loc, rule }): SitemapUrl => {
+    const entry: SitemapUrl = {
+      loc,
+      lastmod: p.published_snapshot ? p.published_at : p.updated_at,
+      changefreq: rule?.changefreq ?? settings.defaultChangefreq,
+      priority: rule ? Number(rule.priority) : settings.defaultPriority,
+      source: 'site-block',
+    };
+    return withAlternates(entry, groups.get(p.translation_group)!, urls.defaultLocale);
+  });
+}
+
+/** The first active rule (by ruleOrder, then id) matching each content sets its priority and change frequency; pages match path patterns only. */
 async function ruleMatcher(db: Executor, siteId: string) {
   const active = await repo.orderedRules(db, siteId, true);
   if (!active.length) return null;
@@ -198,15 +238,17 @@ async function ruleMatcher(db: Executor, siteId: string) {
   };
   const [categories, tags] = await Promise.all([slugsOf('category'), slugsOf('tag')]);
   const compiled = active.map((r) => ({ ...r, regex: r.source_type === 'path_pattern' ? patternRegex(r.source_value) : null }));
-  return (content: { id: number; type: string; path: string }) =>
+  return (content: { id: number; type: string; path: string; page?: boolean }) =>
     compiled.find((r) =>
-      r.source_type === 'content_type'
-        ? r.source_value === content.type
-        : r.source_type === 'category'
-          ? categories.get(content.id)?.has(r.source_value)
-          : r.source_type === 'tag'
-            ? tags.get(content.id)?.has(r.source_value)
-            : r.regex!.test(content.path),
+      content.page
+        ? r.source_type === 'path_pattern' && r.regex!.test(content.path)
+        : r.source_type === 'content_type'
+          ? r.source_value === content.type
+          : r.source_type === 'category'
+            ? categories.get(content.id)?.has(r.source_value)
+            : r.source_type === 'tag'
+              ? tags.get(content.id)?.has(r.source_value)
+              : r.regex!.test(content.path),
     );
 }
 
@@ -217,7 +259,7 @@ export interface SitemapUrl {
   lastmod: string | null;
   changefreq: string;
   priority: number;
-  source: 'content' | 'custom';
+  source: 'content' | 'site-block' | 'custom';
   /** hreflang -> URL, the URL itself included, `x-default` for the default locale's member. */
   alternates?: Array<{ hreflang: string; href: string }>;
 }
@@ -240,9 +282,9 @@ async function loadSitemap(db: Executor, siteId: string) {
   const [settings, urls] = await Promise.all([getSettings(db, siteId), loadUrlContext(db, siteId)]);
   if (!urls) throw notFound('site');
   const out: SitemapUrl[] = [];
+  const ruleFor = await ruleMatcher(db, siteId);
   if (settings.includeContentsInSitemap) {
     const pathOf = urls.blogUrlMode === 'nested' ? await loadCategoryPaths(db, siteId) : null;
-    const ruleFor = await ruleMatcher(db, siteId);
     const groups = new Map<string, Array<{ locale: string; loc: string }>>();
     const items: Array<{ loc: string; lastmod: string; type: string; group: string; rule: { priority: number; changefreq: string } | undefined }> = [];
     for (let after = 0; ; ) {
@@ -274,14 +316,10 @@ async function loadSitemap(db: Executor, siteId: string) {
         priority: item.rule?.priority ?? settings.contentTypePriorities[item.type] ?? settings.defaultPriority,
         source: 'content',
       };
-      if (members.length > 1) {
-        entry.alternates = [...members].sort((a, b) => a.locale.localeCompare(b.locale)).map((m) => ({ hreflang: m.locale, href: m.loc }));
-        const fallback = members.find((m) => m.locale === urls.defaultLocale);
-        if (fallback) entry.alternates.push({ hreflang: 'x-default', href: fallback.loc });
-      }
-      out.push(entry);
+      out.push(withAlternates(entry, members, urls.defaultLocale));
     }
   }
+  out.push(...(await pageUrls(db, siteId, urls, settings, ruleFor)));
   for (const e of await repo.allEntries(db, siteId)) {
     out.push({
       loc: e.url.startsWith('/') ? absoluteUrl(urls, e.url) : e.url,

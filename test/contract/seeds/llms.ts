@@ -11,4 +11,13 @@ export const llmsSeeds: Record<string, Seed> = {
     if (res.status !== 201) throw new Error(`seed failed: ${JSON.stringify(res.body)}`);
     return { params: { slug: `contract-md-${n}` } };
   },
+  '/v1/markdown/pages/:slug': async (api: Client) => {
+    n += 1;
+    await api.put('/v1/seo/settings', { llmsTxtEnabled: true });
+    const slug = `contract-page-${n}`;
+    const res = await api.post('/v1/site-blocks', { name: 'Contract page', slug, type: 'page', path: `/${slug}` });
+    if (res.status !== 201) throw new Error(`seed failed: ${JSON.stringify(res.body)}`);
+    await api.post(`/v1/site-blocks/${slug}/publish`);
+    return { params: { slug } };
+  },
 };
