@@ -16,6 +16,12 @@ export interface SqlDialect {
    * one writer at a time, so its claim needs no lock and this is empty.
    */
   skipLocked(alias?: string): RawBuilder<unknown>;
+  /**
+   * The clause that ends a read-modify-write's SELECT inside a transaction: PostgreSQL locks the
+   * row (`FOR UPDATE`) so a concurrent writer waits instead of losing its change; SQLite's write
+   * transaction (BEGIN IMMEDIATE) already excludes other writers, so this is empty.
+   */
+  lockForUpdate(): RawBuilder<unknown>;
   /** Which full-text engine the contents search runs on. */
   readonly fullText: 'fts5' | 'tsvector';
 }
@@ -38,6 +44,7 @@ const SQLITE: SqlDialect = {
   // SQLite's LIKE is case-insensitive for ASCII.
   containsText: containsWith(sql`like`),
   skipLocked: () => sql``,
+  lockForUpdate: () => sql``,
   fullText: 'fts5',
 };
 
@@ -45,6 +52,7 @@ const POSTGRES: SqlDialect = {
   name: 'postgres',
   containsText: containsWith(sql`ilike`),
   skipLocked: (alias) => (alias ? sql`for update of ${sql.raw(alias)} skip locked` : sql`for update skip locked`),
+  lockForUpdate: () => sql`for update`,
   fullText: 'tsvector',
 };
 

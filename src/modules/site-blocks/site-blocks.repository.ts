@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import type { AutoId, Bool, Executor, Json, Timestamp } from '../../db/types.js';
 import { tableRepository } from '../../kit/repository.js';
 import { revisionStore } from '../../kit/revisions.js';
@@ -54,8 +55,10 @@ export const siteBlocksTable = tableRepository('site_blocks');
 /** Site-block revisions: the shared engine; `changes` are `{ field, from, to }`, the snapshot `{ data }`. */
 export const revisions = revisionStore('site_block_revisions', 'site_block_id');
 
-export function findBySlug(db: Executor, siteId: string, locale: string, slug: string): Promise<SiteBlockRow | undefined> {
-  return db.selectFrom('site_blocks').selectAll().where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug).executeTakeFirst();
+/** A block by slug; `forUpdate` inside a write transaction locks the row (see lockForUpdate), so concurrent edits queue. */
+export function findBySlug(db: Executor, siteId: string, locale: string, slug: string, forUpdate = false): Promise<SiteBlockRow | undefined> {
+  const q = db.selectFrom('site_blocks').selectAll().where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug);
+  return (forUpdate ? q.modifyEnd(dialectOf(db).lockForUpdate()) : q).executeTakeFirst();
 }
 
 export function findByPath(db: Executor, siteId: string, locale: string, path: string): Promise<SiteBlockRow | undefined> {

@@ -118,6 +118,13 @@ async function getRow(db: Executor, siteId: string, slug: string, locale: string
   return row;
 }
 
+/** The row a write transaction changes, locked until it commits (two edits of one block never overwrite each other). */
+async function rowForWrite(tx: Executor, siteId: string, slug: string, locale: string | undefined): Promise<SiteBlockRow> {
+  const row = await repo.findBySlug(tx, siteId, await addressedLocale(tx, siteId, locale), slug, true);
+  if (!row) throw notFound('site block');
+  return row;
+}
+
 const schemaOf = (v: unknown) => parseJson<FieldDefinition[]>(v, []);
 const dataOf = (v: unknown) => parseJson<Data>(v, {});
 
@@ -221,7 +228,7 @@ export async function createBlock(db: Db, auth: Auth, input: Static<typeof SiteB
 /** Name, type and path (the slug is permanent: the same slug is accepted). */
 export async function updateBlock(db: Db, auth: Auth, slug: string, locale: string | undefined, input: Static<typeof SiteBlockUpdate>) {
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     if (input.slug !== undefined && input.slug !== row.slug) throw invalid('VALIDATION_FAILED', 'slug', 'The slug of a site block cannot change.');
     const name = input.name?.trim();
     if (name === '') throw invalid('VALIDATION_FAILED', 'name', 'must not be empty');
@@ -244,7 +251,7 @@ export async function deleteBlock(db: Db, auth: Auth, slug: string, locale: stri
 export async function putSchema(db: Db, auth: Auth, slug: string, locale: string | undefined, input: unknown) {
   const schema = parseSchema(input);
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     const staged = await repo.stagedPublishing(tx, auth.siteId);
     const changed = toJson(schema) !== toJson(schemaOf(row.schema));
     await repo.siteBlocksTable.update(
@@ -284,7 +291,7 @@ async function writeData(tx: Executor, auth: Auth, row: SiteBlockRow, data: Data
  */
 export async function putData(db: Db, auth: Auth, slug: string, locale: string | undefined, patch: Data) {
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     await writeData(tx, auth, row, mergeData(dataOf(row.data), patch), 'update');
     return detail(tx, auth.siteId, (await repo.findBySlug(tx, auth.siteId, row.locale, slug))!, 'all');
   });
@@ -296,7 +303,7 @@ export async function putData(db: Db, auth: Auth, slug: string, locale: string |
  */
 export async function publishBlock(db: Db, auth: Auth, slug: string, locale: string | undefined) {
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     const staged = await repo.stagedPublishing(tx, auth.siteId);
     const visibleChange = row.status !== 'published' || Boolean(row.has_unpublished_changes);
     const at = now();
@@ -319,7 +326,7 @@ export async function publishBlock(db: Db, auth: Auth, slug: string, locale: str
 
 export async function unpublishBlock(db: Db, auth: Auth, slug: string, locale: string | undefined) {
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     const at = now();
     if (row.status === 'published') {
       await repo.siteBlocksTable.update(
@@ -351,7 +358,7 @@ export async function listRevisions(db: Executor, auth: Auth, slug: string, quer
 /** The data as it was after that revision, written as a new revision; the status stays. */
 export async function restoreRevision(db: Db, auth: Auth, slug: string, locale: string | undefined, revisionId: number) {
   return db.transaction().execute(async (tx) => {
-    const row = await getRow(tx, auth.siteId, slug, locale);
+    const row = await rowForWrite(tx, auth.siteId, slug, locale);
     const revision = await repo.revisions.find(tx, auth.siteId, Number(row.id), revisionId);
     if (!revision) throw new AppError('REVISION_NOT_FOUND');
     const { data } = parseJson<{ data: Data }>(revision.snapshot, { data: {} });

@@ -346,6 +346,18 @@ describe('PUT /v1/site-blocks/:slug/data and revisions', () => {
     expect((await api.get('/v1/site-blocks/header')).body.data.data).toEqual({ title: 'Two' });
   });
 
+  it('concurrent edits of different fields all land, each with its revision (no lost update)', async () => {
+    const api = await site();
+    await block(api);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.put('/v1/site-blocks/header/data', { data: { [`f${i}`]: i } })));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const data = (await api.get('/v1/site-blocks/header')).body.data.data;
+    expect(Object.keys(data).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `f${i}`).sort());
+    const revisions = (await api.get('/v1/site-blocks/header/revisions?limit=100')).body;
+    expect(revisions.meta.total).toBe(20);
+    expect(revisions.data.every((r: any) => r.changes.length === 1)).toBe(true);
+  });
+
   it('delete removes the block and its revisions', async () => {
     const api = await site();
     const b = await block(api);

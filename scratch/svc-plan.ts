@@ -1,0 +1,12 @@
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { createApp } from '../src/app.js';
+const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: '/tmp/benchdb/cairn.db', CAIRN_DATA_DIR: '/tmp/benchdb', LOG_LEVEL: 'silent', CAIRN_WORKER: 'false' } as any);
+const app: any = await createApp(config, { logger: false } as any);
+await app.ready();
+const db = app.database.db;
+const site = (await sql<any>`select site_id from site_blocks limit 1`.execute(db)).rows[0].site_id;
+const q = sql.raw(`explain query plan select "contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", "contents"."created_at" from "contents" where "contents"."site_id" = '${site}' and "contents"."id" in (select "contents"."id" from "contents" where "contents"."site_id" = '${site}' and "contents"."status" = 'published' and exists (select "cc"."content_id" from "content_categories" as "cc" where "cc"."content_id" = "contents"."id" and "cc"."category_id" in (111)) order by "contents"."created_at" desc, "contents"."id" desc limit 10 offset 0) order by "contents"."created_at" desc, "contents"."id" desc`);
+console.log((await q.execute(db)).rows.map((r: any) => r.detail).join(' | '));
+console.log((await sql<any>`select * from sqlite_stat1 where tbl = 'contents'`.execute(db)).rows);
+await app.close();
