@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/types.js';
-import { llmsTxt } from '../src/modules/llms/llms.service.js';
+import { llmsFull, llmsTxt } from '../src/modules/llms/llms.service.js';
 import { updateSettings } from '../src/modules/seo/seo.service.js';
 import { sitemapXml } from '../src/modules/sitemap/sitemap.service.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
@@ -86,6 +86,7 @@ export async function seedSeo(db: Db, blogSiteId: string, userId: string, ctx: R
   t = performance.now();
   const llms = await llmsTxt(db, site.id);
   const llmsMs = performance.now() - t;
+  const full = await streamedFull(db, blogSiteId);
   writeFileSync(path.join(dir, 'sitemap.xml'), sitemap);
   writeFileSync(path.join(dir, 'llms.txt'), llms);
   const mb = (s: string) => (Buffer.byteLength(s) / 1048576).toFixed(1);
@@ -93,6 +94,27 @@ export async function seedSeo(db: Db, blogSiteId: string, userId: string, ctx: R
     seoPublicKey: site.publicKey,
     summary:
       `${SEO_LOCALES.length * 10_000} published contents in ${SEO_LOCALES.length} locales on a site of their own; ` +
-      `cold builds: sitemap.xml ${mb(sitemap)} MB in ${sitemapMs.toFixed(0)} ms, llms.txt ${mb(llms)} MB in ${llmsMs.toFixed(0)} ms`,
+      `cold builds: sitemap.xml ${mb(sitemap)} MB in ${sitemapMs.toFixed(0)} ms, llms.txt ${mb(llms)} MB in ${llmsMs.toFixed(0)} ms; ` +
+      `llms-full.txt of the blog's 10,000 posts (cap lifted) streamed ${(full.bytes / 1048576).toFixed(1)} MB in ${full.ms.toFixed(0)} ms ` +
+      `with the heap at most ${full.heapGrowthMb.toFixed(1)} MB above its start`,
   };
+}
+
+/**
+ * llms-full.txt of the blog site (10,000 posts of ~5 KB) with its size cap lifted, consumed as a
+ * client would, the heap sampled after every chunk: memory must stay flat while tens of MB stream.
+ */
+async function streamedFull(db: Db, blogSiteId: string) {
+  await updateSettings(db, blogSiteId, { llmsTxtEnabled: true });
+  global.gc?.();
+  const start = process.memoryUsage().heapUsed;
+  let peak = start;
+  let bytes = 0;
+  const t = performance.now();
+  for await (const chunk of await llmsFull(db, blogSiteId, Number.MAX_SAFE_INTEGER)) {
+    bytes += Buffer.byteLength(chunk);
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  }
+  await updateSettings(db, blogSiteId, { llmsTxtEnabled: false });
+  return { bytes, ms: performance.now() - t, heapGrowthMb: (peak - start) / 1048576 };
 }
