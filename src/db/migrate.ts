@@ -19,6 +19,7 @@ import * as m0017 from './migrations/0017_sitemap_entries.js';
 import * as m0018 from './migrations/0018_sitemap_rules_sources.js';
 import * as m0019 from './migrations/0019_indexnow.js';
 import * as m0020 from './migrations/0020_site_blocks.js';
+import * as m0021 from './migrations/0021_forms.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<
   '0018_sitemap_rules_sources': m0018,
   '0019_indexnow': m0019,
   '0020_site_blocks': m0020,
+  '0021_forms': m0021,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -7,7 +7,7 @@ import * as repo from './jobs.repository.js';
  * of the change that causes it, so a rolled-back change emits nothing and a crash after commit
  * loses nothing; webhook delivery reads the outbox afterwards.
  */
-export const EVENT_TYPES = ['content.published', 'content.archived', 'site_block.published', 'site_block.unpublished'] as const;
+export const EVENT_TYPES = ['content.published', 'content.archived', 'site_block.published', 'site_block.unpublished', 'form.submitted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export async function emitEvent(tx: Executor, siteId: string, type: EventType, data: Record<string, unknown>, at = new Date().toISOString()): Promise<void> {

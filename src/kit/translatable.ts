@@ -56,6 +56,11 @@ export interface TranslatableSpec<F extends Fields, P extends TProperties = {}> 
   /** Computed fields for a page of rows, one query per page (e.g. contentCount). */
   computed?(db: Executor, siteId: string, rows: Row[]): Promise<Row[]>;
   rules?: TranslatableRules;
+  /**
+   * What delivery tokens see of the resource (decisions G13), e.g. `{ column: 'status', value: 'active' }`
+   * for forms: their lists hold only those rows and any other row is a 404 to them.
+   */
+  delivery?: { column: string; value: string };
   /** Route texts beyond the generated ones. */
   docs?: Partial<Record<'list' | 'create' | 'update' | 'delete' | 'copyToLocale', { summary?: string; description?: string }>>;
 }
@@ -80,11 +85,21 @@ export function translatableResource<F extends Fields, P extends TProperties = {
   const unique = spec.unique ?? [];
   type Api = ApiOf<F>;
 
-  async function getRow(db: Executor, siteId: string, id: number): Promise<Row> {
+  /** Only what delivery tokens see when `delivered` (decisions G13). */
+  async function getRow(db: Executor, siteId: string, id: number, delivered = false): Promise<Row> {
     const row = await repo.find(db, siteId, { id });
-    if (!row) throw notFound(spec.noun);
+    if (!row || (delivered && spec.delivery && row[spec.delivery.column] !== spec.delivery.value)) throw notFound(spec.noun);
     return row;
   }
+  const listSpec: ListSpec<P, any> = spec.delivery
+    ? {
+        ...spec.list,
+        apply: async (qb, query, ctx) => {
+          const q = spec.list.apply ? await spec.list.apply(qb, query, ctx) : qb;
+          return query.delivered ? q.where(spec.delivery!.column, '=', spec.delivery!.value) : q;
+        },
+      }
+    : spec.list;
 
   async function present(db: Executor, siteId: string, rows: Row[]): Promise<Api[]> {
     const computed = spec.computed ? await spec.computed(db, siteId, rows) : [];
@@ -119,13 +134,13 @@ export function translatableResource<F extends Fields, P extends TProperties = {
     getRow,
     present,
 
-    async list(db: Executor, siteId: string, query: ListQuery & CommonFilterValues) {
-      const { rows, total } = await repo.list(db, siteId, query, spec.list);
+    async list(db: Executor, siteId: string, query: ListQuery & CommonFilterValues, delivered = false) {
+      const { rows, total } = await repo.list(db, siteId, { ...query, delivered }, listSpec);
       return { data: await present(db, siteId, rows), meta: pageMeta(total, query.page, query.limit) };
     },
 
-    async get(db: Executor, siteId: string, id: number): Promise<Api> {
-      const [out] = await present(db, siteId, [await getRow(db, siteId, id)]);
+    async get(db: Executor, siteId: string, id: number, delivered = false): Promise<Api> {
+      const [out] = await present(db, siteId, [await getRow(db, siteId, id, delivered)]);
       return out!;
     },
 
@@ -174,8 +189,8 @@ export function translatableResource<F extends Fields, P extends TProperties = {
     },
 
     /** Status per enabled locale (decisions G10): the translated fields filled in the source must be filled in each member. */
-    async translations(db: Executor, siteId: string, id: number) {
-      const current = await getRow(db, siteId, id);
+    async translations(db: Executor, siteId: string, id: number, delivered = false) {
+      const current = await getRow(db, siteId, id, delivered);
       const { enabledLocales } = await getSiteLocales(db, siteId);
       const members = await groupMembers<Row>(db, spec.table, siteId, current.translation_group);
       const member = (r: Row) => ({ locale: r.locale as string, fields: fields.translatedValues(r) });
@@ -224,7 +239,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
           querystring: ListQuerySchema,
           response: { 200: Paginated(ref(Schema)) },
         },
-        handler: (req) => service.list(db, req.auth.siteId, req.query),
+        handler: (req) => service.list(db, req.auth.siteId, req.query, req.auth.kind === 'delivery'),
       }),
       create: route({
         method: 'POST',
@@ -245,7 +260,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
         url: `${spec.path}/:id`,
         config: { scope: `${spec.scope}.view` as never },
         schema: { tags, operationId: `get${spec.name}`, summary: `Get a ${noun}`, params: IdParams, response: { 200: one } },
-        handler: async (req) => ({ data: await service.get(db, req.auth.siteId, req.params.id) }),
+        handler: async (req) => ({ data: await service.get(db, req.auth.siteId, req.params.id, req.auth.kind === 'delivery') }),
       }),
       update: route({
         method: 'PUT',
@@ -290,7 +305,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
           params: IdParams,
           response: { 200: TranslationStatus },
         },
-        handler: async (req) => ({ data: await service.translations(db, req.auth.siteId, req.params.id) }),
+        handler: async (req) => ({ data: await service.translations(db, req.auth.siteId, req.params.id, req.auth.kind === 'delivery') }),
       }),
       copyToLocale: route({
         method: 'POST',

@@ -12,6 +12,7 @@ import { seoModule } from './seo/seo.routes.js';
 import { sitemapModule } from './sitemap/sitemap.routes.js';
 import { llmsModule } from './llms/llms.routes.js';
 import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
+import { formsModule } from './forms/forms.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -28,4 +29,5 @@ export const MODULES: readonly AppModule[] = [
   sitemapModule,
   llmsModule,
   siteBlocksModule,
+  formsModule,
 ];

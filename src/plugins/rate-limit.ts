@@ -21,6 +21,27 @@ interface CounterStore {
   child(routeOptions: unknown): CounterStore;
 }
 
+/**
+ * The plugin's in-process store answers with its live counter object, which the plugin reads only
+ * after an await: in a burst of concurrent requests from one address, every request then saw the
+ * burst's final count, and all of them were refused, the first ones too. This one answers with a
+ * copy of the count at the moment each request was counted.
+ */
+class MemoryStore implements CounterStore {
+  private readonly inner: CounterStore;
+  constructor(params: { continueExceeding?: boolean; exponentialBackoff?: boolean }, inner?: CounterStore) {
+    this.inner = inner ?? new LocalStore(!!params.continueExceeding, !!params.exponentialBackoff, 10_000);
+  }
+
+  incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
+    this.inner.incr(key, (err, result) => cb(err, result && { current: result.current, ttl: result.ttl }), timeWindow, max);
+  }
+
+  child(routeOptions: unknown): CounterStore {
+    return new MemoryStore({}, this.inner.child(routeOptions));
+  }
+}
+
 /** Where the counters live right now, for /health and the log. */
 export interface RateLimitState {
   store: 'redis' | 'memory';
@@ -44,7 +65,7 @@ function fallbackStoreClass(redis: Redis, log: () => FastifyBaseLogger, state: R
 
     constructor(params: { continueExceeding?: boolean; exponentialBackoff?: boolean }, stores?: { redisStore: CounterStore; localStore: CounterStore }) {
       this.redisStore = stores?.redisStore ?? new RedisStore(!!params.continueExceeding, !!params.exponentialBackoff, redis, 'cairn-rl:');
-      this.localStore = stores?.localStore ?? new LocalStore(!!params.continueExceeding, !!params.exponentialBackoff, 10_000);
+      this.localStore = stores?.localStore ?? new MemoryStore(params);
     }
 
     private switchTo(store: RateLimitState['store'], reason?: string): void {
@@ -186,7 +207,7 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     enableDraftSpec: true,
     addHeadersOnExceeding: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true },
     addHeaders: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true, 'retry-after': true },
-    ...(redis ? { store: fallbackStoreClass(redis, log, state) as never } : {}),
+    store: (redis ? fallbackStoreClass(redis, log, state) : MemoryStore) as never,
     skipOnError: true,
     allowList: (req: FastifyRequest) => req.url === '/health',
     errorResponseBuilder: (_req, context) =>

@@ -60,6 +60,7 @@ export const ERROR_CATALOG = {
   TARGET_INVALID: { status: 422, message: 'The target must be an http(s) URL or a path starting with /.' },
   REDIRECT_LOOP: { status: 422, message: 'The redirect would loop back to where it started.' },
   REDIRECT_CHAIN_TOO_LONG: { status: 422, message: 'The redirect would make a chain of more than 5 redirects.' },
+  FORM_CLOSED: { status: 409, message: 'The form is closed and accepts no submissions.' },
   PATH_TAKEN: { status: 422, message: 'Another page block of this locale already has this path.' },
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },

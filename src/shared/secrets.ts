@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -59,6 +59,11 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12)).setAAD(AAD);
     decipher.setAuthTag(raw.subarray(raw.length - 16));
     return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8');
+  }
+
+  /** A MAC of `text` under the current key (22 base64url characters): tokens the service issues and checks itself. */
+  sign(text: string): string {
+    return createHmac('sha256', this.key).update(text).digest('base64url').slice(0, 22);
   }
 
   /** Whether a stored value is not yet under the current key (plain, or under a previous key). */

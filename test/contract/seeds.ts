@@ -9,6 +9,7 @@ import { redirectSeeds } from './seeds/redirects.js';
 import { sitemapSeeds } from './seeds/sitemap.js';
 import { llmsSeeds } from './seeds/llms.js';
 import { siteBlockSeeds } from './seeds/site-blocks.js';
+import { formSeeds } from './seeds/forms.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -34,6 +35,7 @@ export const SEEDS: Record<string, Seed> = {
   ...sitemapSeeds,
   ...llmsSeeds,
   ...siteBlockSeeds,
+  ...formSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

@@ -45,6 +45,19 @@ const siteBlockExample = (status: string) => ({
   publishedAt: status === 'published' ? '2026-11-22T10:00:00.000Z' : null,
 });
 
+/** `data` of form.submitted: the stored submission (not spam) and its form. */
+export const FormSubmittedEventData = Type.Object(
+  {
+    formId: Type.Integer(),
+    formSlug: Type.String(),
+    locale: Type.String({ description: "The form's locale" }),
+    submissionId: Type.Integer(),
+    data: Type.Object({}, { additionalProperties: true, description: 'The submitted values, keyed by field name, as stored' }),
+    createdAt: Timestamp,
+  },
+  { additionalProperties: true },
+);
+
 /** The type sent by `POST /webhooks/:id/test`; not an event one subscribes to. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -87,6 +100,18 @@ export const EVENT_CATALOG: Record<EventType, CatalogEntry> = {
     description: 'A published site block was unpublished (POST /site-blocks/:slug/unpublish): hidden from delivery tokens and public reads.',
     data: SiteBlockEventData,
     example: siteBlockExample('draft'),
+  },
+  'form.submitted': {
+    description: 'A visitor submitted a form (POST /v1/public/forms/:slug/submissions) and it was stored; submissions stored as spam send nothing.',
+    data: FormSubmittedEventData,
+    example: {
+      formId: 3,
+      formSlug: 'contact',
+      locale: 'en',
+      submissionId: 57,
+      data: { name: 'Ada', email: 'ada@example.com' },
+      createdAt: '2026-11-22T10:00:00.000Z',
+    },
   },
 };
 

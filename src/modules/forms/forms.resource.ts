@@ -1,0 +1,176 @@
+import { Type } from 'typebox';
+import { parseJson, toJson } from '../../db/json.js';
+import { common, fieldMap } from '../../kit/fields.js';
+import { translatableResource } from '../../kit/translatable.js';
+import { issuesError } from '../../shared/errors.js';
+import { Nullable, UrlOrPath } from '../../shared/schemas.js';
+import { SLUG_PATTERN } from '../../shared/slug.js';
+import { checkFormSettings, type FormField, type FormSettings, MAX_PAGES, parseFormSchema } from './forms.fields.js';
+import './forms.repository.js';
+
+export const FORM_STATUSES = ['draft', 'active', 'closed', 'archived'] as const;
+const Status = Type.Unsafe<(typeof FORM_STATUSES)[number]>({
+  type: 'string',
+  enum: [...FORM_STATUSES],
+  description: '`draft` (default), `active` (accepts submissions), `closed` (answers 409 with `closedMessage`), `archived`',
+});
+const json = (fallback: unknown) => (v: unknown) => parseJson(v, fallback);
+const bool = (column: string, description: string, insertDefault: boolean) =>
+  ({ column, schema: Type.Boolean(), input: Type.Boolean({ description }), read: Boolean, insertDefault }) as const;
+
+const FieldDefinition = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      '`{ name, type, label?, required?, placeholder?, helpText?, options?, defaultValue?, validation?, condition? }`; types: text, email, tel, textarea, select, checkbox, radio, date, datetime, time, number, file, rating, hidden (decisions F4)',
+  },
+);
+export const FormSchemaInput = Type.Union([Type.Array(FieldDefinition), Type.Object({ fields: Type.Array(FieldDefinition) })], {
+  description: 'The form fields (at most 100): `[...]` or `{ fields: [...] }`',
+});
+const Email = Type.String({ format: 'email', maxLength: 254 });
+
+export const FormSettingsSchema = Type.Object(
+  {
+    honeypotField: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,99}$',
+        description: 'The hidden field bots fill (default `_gotcha`); a submission that fills it is stored as spam',
+      }),
+    ),
+    minFillSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 3600,
+        description: 'A submission sooner than this after the form was fetched (its `fillToken`) is stored as spam (default 0: off)',
+      }),
+    ),
+    pages: Type.Optional(
+      Type.Array(
+        Type.Object({ title: Type.Optional(Type.String({ maxLength: 255 })), fields: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 }) }),
+        {
+          maxItems: MAX_PAGES,
+          description: 'A multi-page layout: the fields of each page, in order',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Form settings (decisions F5)' },
+);
+export const FormNotificationsSchema = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({ description: "E-mail each accepted submission (default true; the site's `formSubmission` preference must be on too)" }),
+    ),
+    recipientEmails: Type.Optional(
+      Type.Array(Email, { maxItems: 20, uniqueItems: true, description: "This form's recipients instead of the site's `recipientEmails`" }),
+    ),
+    subject: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false, description: 'Notification settings of the form (decisions F5)' },
+);
+
+/** Spec "Form" (decisions F1-F5, G10): one field map for the API shape, the bodies and the rows. */
+export const formFields = fieldMap({
+  id: common.id,
+  name: { column: 'name', schema: Type.String(), input: Type.String({ minLength: 1, maxLength: 255 }), create: 'required', translated: true },
+  slug: {
+    column: 'slug',
+    schema: Type.String(),
+    input: Type.String({ minLength: 1, maxLength: 255, pattern: SLUG_PATTERN, description: 'Generated from the name when omitted' }),
+  },
+  description: { column: 'description', schema: Nullable(Type.String()), input: Nullable(Type.String({ maxLength: 1000 })), translated: true },
+  status: { column: 'status', schema: Status, input: Status, insertDefault: 'draft' },
+  locale: common.locale,
+  translationGroup: common.translationGroup,
+  submissionCount: { column: 'submission_count', schema: Type.Integer({ description: 'Stored submissions that are not spam' }), read: Number },
+  schema: { column: 'schema', schema: Type.Array(FieldDefinition), input: FormSchemaInput, create: 'required', read: json([]), write: toJson, summary: false },
+  settings: { column: 'settings', schema: FormSettingsSchema, input: FormSettingsSchema, read: json({}), write: toJson, insertDefault: '{}', summary: false },
+  notifications: {
+    column: 'notifications',
+    schema: FormNotificationsSchema,
+    input: FormNotificationsSchema,
+    read: json({}),
+    write: toJson,
+    insertDefault: '{}',
+    summary: false,
+  },
+  honeypotEnabled: bool('honeypot_enabled', 'Check the honeypot field (default true)', true),
+  captchaEnabled: bool('captcha_enabled', "Require the site's captcha (spam settings) on submissions (default false)", false),
+  successMessage: { column: 'success_message', schema: Nullable(Type.String()), input: Nullable(Type.String({ maxLength: 1000 })), translated: true },
+  redirectUrl: {
+    column: 'redirect_url',
+    schema: Nullable(Type.String()),
+    input: Nullable(UrlOrPath({ description: 'Where an HTML form post is sent after a submission (303)' })),
+  },
+  submitLabel: {
+    column: 'submit_label',
+    schema: Nullable(Type.String()),
+    input: Nullable(Type.String({ maxLength: 255, description: 'The submit button text' })),
+    translated: true,
+  },
+  closedMessage: {
+    column: 'closed_message',
+    schema: Nullable(Type.String()),
+    input: Nullable(Type.String({ maxLength: 255, description: 'What a closed form answers (409)' })),
+    translated: true,
+  },
+  createdAt: common.createdAt,
+  updatedAt: common.updatedAt,
+});
+
+/** The schema as the API sent it, checked and normalised (422 SCHEMA_INVALID with paths like `schema[2].options[0]`). */
+export function formSchemaOf(input: unknown): FormField[] {
+  const parsed = parseFormSchema(input);
+  if (!parsed.ok) throw issuesError('SCHEMA_INVALID', parsed.issues);
+  return parsed.fields;
+}
+
+function checkSettings(settings: FormSettings, fields: FormField[]) {
+  const issues = checkFormSettings(settings, fields);
+  if (issues.length) throw issuesError('VALIDATION_FAILED', issues);
+}
+
+export const forms = translatableResource({
+  table: 'forms',
+  noun: 'form',
+  name: 'Form',
+  plural: 'Forms',
+  path: '/forms',
+  scope: 'forms',
+  fields: formFields,
+  list: {
+    sort: ['created_at', 'updated_at', 'name'],
+    search: ['name', 'slug', 'description'],
+    common: ['search', 'slug', 'slugs', 'ids', 'excludeIds', 'locale', 'translationGroup'],
+    filters: { status: Type.Optional(Status) },
+    apply: (qb, query: { status?: string }) => (query.status ? qb.where('status', '=', query.status) : qb),
+  },
+  unique: [{ field: 'slug', code: 'SLUG_TAKEN', onCopy: 'free-slug' }],
+  slugFrom: { field: 'name', fallback: 'form' },
+  delivery: { column: 'status', value: 'active' },
+  rules: {
+    create(_tx, { input, row }) {
+      const fields = formSchemaOf(input.schema);
+      checkSettings((input.settings ?? {}) as FormSettings, fields);
+      row.schema = toJson(fields);
+    },
+    update(_tx, { current, input, patch }) {
+      const fields = input.schema !== undefined ? formSchemaOf(input.schema) : (parseJson(current.schema, []) as FormField[]);
+      if (input.schema !== undefined) patch.schema = toJson(fields);
+      if (input.schema !== undefined || input.settings !== undefined)
+        checkSettings((input.settings ?? parseJson(current.settings, {})) as FormSettings, fields);
+    },
+    copy(_tx, { row }) {
+      // The copy is a draft with the same fields (labels, placeholders and option labels copied) and no submissions.
+      row.status = 'draft';
+    },
+  },
+  docs: {
+    list: { summary: 'List forms with submissionCount', description: 'Delivery tokens see active forms only.' },
+    update: { summary: 'Update a form (partial); submissions are kept' },
+    delete: { summary: 'Delete a form with all its submissions' },
+    copyToLocale: { summary: 'Copy into another locale as a draft (fields, labels, placeholders and option labels copied)' },
+  },
+});

@@ -1,0 +1,214 @@
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { etagOf } from '../../shared/http-cache.js';
+import { Data, Id, Locale, Message, Nullable, named, Paginated, ref, SiteKeyParam } from '../../shared/schemas.js';
+import { getSiteLocales } from '../../shared/site-locales.js';
+import type { App, AppModule } from '../types.js';
+import type { FormField, FormSettings } from './forms.fields.js';
+import { FormSettingsSchema, forms } from './forms.resource.js';
+import * as submissions from './forms.submissions.js';
+import { parseJson } from '../../db/json.js';
+import type { Db } from '../../db/types.js';
+import type { SecretBox } from '../../shared/secrets.js';
+
+const tags = ['Forms'];
+const FormParams = Type.Object({ id: Id() });
+const SubmissionParams = Type.Object({ id: Id(), submissionId: Id() });
+const SubmissionRef = ref(submissions.Submission);
+const PublicQuery = Type.Object({
+  locale: Type.Optional({ ...Locale, description: "The form's locale (default: the site's default locale)" }),
+  siteKey: SiteKeyParam,
+});
+const PublicForm = named(
+  'PublicForm',
+  Type.Object({
+    name: Type.String(),
+    slug: Type.String(),
+    description: Nullable(Type.String()),
+    locale: Type.String(),
+    schema: Type.Array(Type.Object({}, { additionalProperties: true })),
+    settings: FormSettingsSchema,
+    honeypotEnabled: Type.Boolean(),
+    successMessage: Nullable(Type.String()),
+    redirectUrl: Nullable(Type.String()),
+    submitLabel: Nullable(Type.String()),
+    fillToken: Type.String({ description: `Send it back as \`${submissions.FILL_TOKEN_FIELD}\` with the submission (the minimum fill time counts from it)` }),
+  }),
+);
+const URLENCODED_LIMIT = 256 * 1024;
+
+/** An HTML form's body: repeated keys become lists (checkbox groups), one key one text. */
+function parseUrlencoded(body: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    if (key === '__proto__') continue;
+    const had = out[key];
+    out[key] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
+  }
+  return out;
+}
+
+async function localeOf(db: Db, siteId: string, locale: string | undefined): Promise<string> {
+  return locale ?? (await getSiteLocales(db, siteId)).defaultLocale;
+}
+
+/** The public form read and submission (decisions F1, F3, G14, G19, G20), in a context that also reads HTML form posts. */
+function publicRoutes(app: App, db: Db, secrets: SecretBox) {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: URLENCODED_LIMIT }, (_req, body, done) => {
+    done(null, parseUrlencoded(body as string));
+  });
+
+  app.get(
+    '/public/forms/:slug',
+    {
+      config: { scope: 'public', siteKey: true },
+      schema: {
+        tags,
+        operationId: 'getPublicForm',
+        summary: "An active form's fields, with the site key (ETag, 304)",
+        description:
+          'Draft and archived forms are 404; a closed form is a 409 `FORM_CLOSED` with its `closedMessage`. The ETag covers the form, not `fillToken`.',
+        params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) }),
+        querystring: PublicQuery,
+        response: { 200: Data(ref(PublicForm)), 304: { description: 'Not modified', type: 'null' } },
+      },
+    },
+    async (req, reply) => {
+      const siteId = req.publicSite.siteId;
+      const form = await submissions.activeForm(db, siteId, req.params.slug, await localeOf(db, siteId, req.query.locale));
+      const body = {
+        name: form.name,
+        slug: form.slug,
+        description: form.description,
+        locale: form.locale,
+        schema: parseJson<FormField[]>(form.schema, []),
+        settings: parseJson<FormSettings>(form.settings, {}),
+        honeypotEnabled: Boolean(form.honeypot_enabled),
+        successMessage: form.success_message,
+        redirectUrl: form.redirect_url,
+        submitLabel: form.submit_label,
+      };
+      const etag = etagOf(JSON.stringify(body));
+      reply.header('etag', etag).header('cache-control', 'public, max-age=60');
+      if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) return reply.code(304).send(null);
+      return { data: { ...body, fillToken: submissions.fillToken(secrets, form) } };
+    },
+  );
+
+  app.post(
+    '/public/forms/:slug/submissions',
+    {
+      config: { scope: 'public', siteKey: true },
+      schema: {
+        tags,
+        operationId: 'submitForm',
+        summary: 'Submit an active form, with the site key (JSON or an HTML form post)',
+        description:
+          'The body holds the values keyed by field name (JSON, or `application/x-www-form-urlencoded` from an HTML form: repeated keys for checkbox groups). Unknown keys are dropped; fields hidden by their condition are neither required nor kept. A filled honeypot or a too-fast fill is stored as spam and answered like a success. An HTML form post to a form with `redirectUrl` gets a 303 there; otherwise 201 `{ data: { message } }`. Rate-limited per address.',
+        params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) }),
+        querystring: PublicQuery,
+        body: Type.Object({}, { additionalProperties: true }),
+        response: { 201: Data(Type.Object({ message: Type.String() })), 303: { description: "To the form's redirectUrl", type: 'null' } },
+      },
+    },
+    async (req, reply) => {
+      const siteId = req.publicSite.siteId;
+      const form = await submissions.activeForm(db, siteId, req.params.slug, await localeOf(db, siteId, req.query.locale));
+      const answer = await submissions.submit(db, secrets, form, req.body as Record<string, unknown>, {
+        ip: req.ip ?? null,
+        userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
+      });
+      const htmlPost = !(req.headers['content-type'] ?? '').includes('json');
+      if (htmlPost && form.redirect_url) {
+        const target = form.redirect_url.startsWith('/') ? `${req.publicSite.origins[0]}${form.redirect_url}` : form.redirect_url;
+        return reply.code(303).header('location', target).send(null);
+      }
+      return reply.code(201).send({ data: answer });
+    },
+  );
+}
+
+export const formsModule: AppModule = {
+  name: 'forms',
+  async routes(app, { db, secrets }) {
+    const r = forms.routes(db);
+    for (const route of [r.list, r.create, r.get, r.update, r.delete, r.translations, r.copyToLocale]) app.route(route);
+
+    app.get(
+      '/forms/:id/submissions',
+      {
+        config: { scope: 'forms.submissions.view' },
+        schema: {
+          tags,
+          operationId: 'listFormSubmissions',
+          summary: "A form's submissions (inbox)",
+          description: 'Filter by `status` (`unread` = `new`), `search` in the values, dates; sort by created_at, updated_at or status.',
+          params: FormParams,
+          querystring: submissions.SubmissionListQuery,
+          response: { 200: Paginated(SubmissionRef) },
+        },
+      },
+      async (req) => submissions.listSubmissions(db, req.auth.siteId, req.params.id, req.query),
+    );
+
+    app.get(
+      '/forms/:id/submissions/export',
+      {
+        config: { scope: 'forms.submissions.export' },
+        schema: {
+          tags,
+          operationId: 'exportFormSubmissions',
+          summary: 'Every submission as CSV (streamed)',
+          description: "Columns: the form's field names, `status`, `created_at`; RFC 4180, UTF-8 with a BOM, formula cells neutralised (decisions F2).",
+          params: FormParams,
+          response: { 200: { description: 'text/csv', type: 'string' } },
+        },
+      },
+      async (req, reply) => {
+        const body = await submissions.exportSubmissions(db, req.auth.siteId, req.params.id);
+        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="form-${req.params.id}-submissions.csv"`);
+        return reply.send(Readable.from(body) as never);
+      },
+    );
+
+    app.get(
+      '/forms/:id/submissions/:submissionId',
+      {
+        config: { scope: 'forms.submissions.view' },
+        schema: { tags, operationId: 'getFormSubmission', summary: 'A submission', params: SubmissionParams, response: { 200: Data(SubmissionRef) } },
+      },
+      async (req) => ({ data: await submissions.getSubmission(db, req.auth.siteId, req.params.id, req.params.submissionId) }),
+    );
+
+    app.delete(
+      '/forms/:id/submissions/:submissionId',
+      {
+        config: { scope: 'forms.submissions.delete' },
+        schema: { tags, operationId: 'deleteFormSubmission', summary: 'Delete a submission', params: SubmissionParams, response: { 200: Message } },
+      },
+      async (req) => {
+        await submissions.deleteSubmission(db, req.auth.siteId, req.params.id, req.params.submissionId);
+        return { message: 'Submission deleted.' };
+      },
+    );
+
+    app.put(
+      '/forms/:id/submissions/:submissionId/status',
+      {
+        config: { scope: 'forms.update' },
+        schema: {
+          tags,
+          operationId: 'setFormSubmissionStatus',
+          summary: "Change a submission's status",
+          description: "`new` (or `unread`), `read`, `spam`, `archived`; moving into or out of spam changes the form's `submissionCount`.",
+          params: SubmissionParams,
+          body: Type.Object({ status: submissions.StatusInput }),
+          response: { 200: Data(SubmissionRef) },
+        },
+      },
+      async (req) => ({ data: await submissions.setSubmissionStatus(db, req.auth.siteId, req.params.id, req.params.submissionId, req.body.status) }),
+    );
+
+    await app.register(async (scope) => publicRoutes(scope as App, db, secrets));
+  },
+};

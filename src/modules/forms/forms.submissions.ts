@@ -1,0 +1,225 @@
+import { Type, type Static } from 'typebox';
+import { now, parseJson, toJson } from '../../db/json.js';
+import type { Db, Executor } from '../../db/types.js';
+import { emitEvent } from '../../jobs/outbox.js';
+import type { ListSpec } from '../../kit/repository.js';
+import { listQueryFor } from '../../kit/repository.js';
+import { csvLine } from '../../shared/csv.js';
+import { AppError, issuesError, notFound } from '../../shared/errors.js';
+import { pageMeta } from '../../shared/pagination.js';
+import { Nullable, Timestamp, named } from '../../shared/schemas.js';
+import type { SecretBox } from '../../shared/secrets.js';
+import { DEFAULT_HONEYPOT, type FormField, type FormSettings, checkSubmission } from './forms.fields.js';
+import * as repo from './forms.repository.js';
+import type { FormRow, SubmissionRow } from './forms.repository.js';
+
+export const SUBMISSION_STATUSES = ['new', 'read', 'spam', 'archived'] as const;
+type SubmissionStatus = (typeof SUBMISSION_STATUSES)[number];
+/** `unread` is the spec examples' word for `new` (decisions F1). */
+export const StatusInput = Type.Unsafe<SubmissionStatus | 'unread'>({
+  type: 'string',
+  enum: [...SUBMISSION_STATUSES, 'unread'],
+  description: '`new` (or `unread`), `read`, `spam`, `archived`',
+});
+const canonicalStatus = (s: SubmissionStatus | 'unread'): SubmissionStatus => (s === 'unread' ? 'new' : s);
+
+export const Submission = named(
+  'FormSubmission',
+  Type.Object({
+    id: Type.Integer(),
+    formId: Type.Integer(),
+    status: Type.String({ description: '`new`, `read`, `spam` or `archived`' }),
+    data: Type.Object({}, { additionalProperties: true, description: 'The values, keyed by field name' }),
+    ipAddress: Nullable(Type.String()),
+    userAgent: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Nullable(Timestamp),
+  }),
+);
+
+const submissionList = {
+  sort: ['created_at', 'updated_at', 'status'],
+  search: ['search_text'],
+  common: ['search', 'ids', 'excludeIds'],
+  filters: { status: Type.Optional(StatusInput) },
+  apply: (qb, query: { status?: SubmissionStatus | 'unread'; formId: number }) => {
+    const q = qb.where('form_id', '=', query.formId);
+    return query.status ? q.where('status', '=', canonicalStatus(query.status)) : q;
+  },
+} satisfies ListSpec<any, any>;
+export const SubmissionListQuery = listQueryFor(submissionList);
+
+const toSubmission = (r: SubmissionRow) => ({
+  id: Number(r.id),
+  formId: Number(r.form_id),
+  status: r.status,
+  data: parseJson<Record<string, unknown>>(r.data, {}),
+  ipAddress: r.ip_address,
+  userAgent: r.user_agent,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const countsTowardTotal = (status: string) => status !== 'spam';
+
+async function formRow(db: Executor, siteId: string, formId: number): Promise<FormRow> {
+  const form = (await db.selectFrom('forms').selectAll().where('site_id', '=', siteId).where('id', '=', formId).executeTakeFirst()) as FormRow | undefined;
+  if (!form) throw notFound('form');
+  return form;
+}
+
+async function submissionRow(db: Executor, siteId: string, formId: number, id: number): Promise<SubmissionRow> {
+  const row = (await repo.submissionsTable.find(db, siteId, { form_id: formId, id })) as SubmissionRow | undefined;
+  if (!row) throw notFound('submission');
+  return row;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Inbox
+
+export async function listSubmissions(db: Executor, siteId: string, formId: number, query: Static<typeof SubmissionListQuery>) {
+  await formRow(db, siteId, formId);
+  const search = query.search?.toLowerCase();
+  const { rows, total } = await repo.submissionsTable.list(db, siteId, { ...query, search, formId }, submissionList);
+  return { data: (rows as SubmissionRow[]).map(toSubmission), meta: pageMeta(total, query.page, query.limit) };
+}
+
+export async function getSubmission(db: Executor, siteId: string, formId: number, id: number) {
+  return toSubmission(await submissionRow(db, siteId, formId, id));
+}
+
+/** A status change; `submissionCount` follows a move into or out of spam in the same transaction. */
+export async function setSubmissionStatus(db: Db, siteId: string, formId: number, id: number, input: SubmissionStatus | 'unread') {
+  const status = canonicalStatus(input);
+  return db.transaction().execute(async (tx) => {
+    const row = await submissionRow(tx, siteId, formId, id);
+    await repo.submissionsTable.update(tx, siteId, { id }, { status, updated_at: now() });
+    await repo.addToCount(tx, siteId, formId, Number(countsTowardTotal(status)) - Number(countsTowardTotal(row.status)));
+    return toSubmission(await submissionRow(tx, siteId, formId, id));
+  });
+}
+
+export async function deleteSubmission(db: Db, siteId: string, formId: number, id: number) {
+  await db.transaction().execute(async (tx) => {
+    const row = await submissionRow(tx, siteId, formId, id);
+    await repo.submissionsTable.delete(tx, siteId, { id });
+    if (countsTowardTotal(row.status)) await repo.addToCount(tx, siteId, formId, -1);
+  });
+}
+
+/** A cell of the CSV: lists joined with ", ", files by name, the rest as text. */
+function cellOf(value: unknown): string | number | boolean | null {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map(String).join(', ');
+  if (typeof value === 'object') return String((value as { fileName?: unknown }).fileName ?? JSON.stringify(value));
+  return value as string | number | boolean;
+}
+
+/**
+ * The submissions as CSV (decisions F2), streamed: a header of the form's field names, `status`
+ * and `created_at`, then 500 rows per read, oldest first; memory stays flat whatever the inbox.
+ */
+export async function exportSubmissions(db: Executor, siteId: string, formId: number): Promise<AsyncIterable<string>> {
+  const form = await formRow(db, siteId, formId);
+  const names = parseJson<FormField[]>(form.schema, []).map((f) => f.name);
+  return (async function* () {
+    yield `\uFEFF${csvLine([...names, 'status', 'created_at'])}`;
+    for (let after = 0; ; ) {
+      const rows = await repo.submissionBatch(db, siteId, formId, after, 500);
+      if (!rows.length) return;
+      let chunk = '';
+      for (const r of rows) {
+        const data = parseJson<Record<string, unknown>>(r.data, {});
+        chunk += csvLine([...names.map((n) => cellOf(data[n])), r.status, r.created_at]);
+      }
+      yield chunk;
+      after = Number(rows[rows.length - 1]!.id);
+    }
+  })();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Public submissions (decisions F1, F3, G14)
+
+/** The form a visitor addresses: active only; closed is a 409 with its message; others 404. */
+export async function activeForm(db: Executor, siteId: string, slug: string, locale: string): Promise<FormRow> {
+  const form = await repo.formBySlug(db, siteId, locale, slug);
+  if (!form || form.status === 'draft' || form.status === 'archived') throw notFound('form');
+  if (form.status === 'closed') throw new AppError('FORM_CLOSED', { message: form.closed_message ?? undefined });
+  return form;
+}
+
+/**
+ * A token the public form read hands out: when it was issued, signed with the server key, for
+ * this form. A submission sooner than `minFillSeconds` after it (or without a valid one) is spam.
+ */
+export function fillToken(secrets: SecretBox, form: Pick<FormRow, 'id' | 'site_id'>, at = Date.now()): string {
+  const issued = Math.floor(at / 1000);
+  return `${issued}.${secrets.sign(`form-fill:${form.site_id}:${form.id}:${issued}`)}`;
+}
+
+function filledTooFast(secrets: SecretBox, form: FormRow, token: unknown, minSeconds: number): boolean {
+  if (minSeconds <= 0) return false;
+  if (typeof token !== 'string') return true;
+  const [issued, mac] = token.split('.');
+  if (!issued || !/^\d{1,12}$/.test(issued) || mac !== secrets.sign(`form-fill:${form.site_id}:${form.id}:${issued}`)) return true;
+  return Date.now() / 1000 - Number(issued) < minSeconds;
+}
+
+export const FILL_TOKEN_FIELD = '_fillToken';
+
+export interface Visitor {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The values as one lower-case text for the inbox search (at most 10,000 characters). */
+function searchText(data: Record<string, unknown>): string {
+  return Object.values(data)
+    .flatMap((v) => (Array.isArray(v) ? v : [v]))
+    .filter((v) => typeof v === 'string' || typeof v === 'number')
+    .join(' ')
+    .toLowerCase()
+    .slice(0, 10_000);
+}
+
+/**
+ * A visitor's submission. A filled honeypot or a form filled faster than `minFillSeconds` is
+ * stored as spam and answered like any other (a bot learns nothing); otherwise the values are
+ * checked against the fields (422 with `data.<field>` paths), stored, counted, and announced by
+ * `form.submitted` in the same transaction.
+ */
+export async function submit(db: Db, secrets: SecretBox, form: FormRow, input: Record<string, unknown>, visitor: Visitor) {
+  const settings = parseJson<FormSettings>(form.settings, {});
+  const fields = parseJson<FormField[]>(form.schema, []);
+  const honeypot = input[settings.honeypotField ?? DEFAULT_HONEYPOT];
+  const spam =
+    (Boolean(form.honeypot_enabled) && honeypot !== undefined && honeypot !== '' && honeypot !== null) ||
+    filledTooFast(secrets, form, input[FILL_TOKEN_FIELD], settings.minFillSeconds ?? 0);
+  const checked = checkSubmission(fields, input);
+  if (!spam && checked.issues.length) throw issuesError('VALIDATION_FAILED', checked.issues);
+  const status: SubmissionStatus = spam ? 'spam' : 'new';
+  const siteId = form.site_id;
+  await db.transaction().execute(async (tx) => {
+    const at = now();
+    const id = await repo.submissionsTable.insert(tx, {
+      site_id: siteId,
+      form_id: Number(form.id),
+      status,
+      data: toJson(checked.data),
+      search_text: searchText(checked.data),
+      ip_address: visitor.ip,
+      user_agent: visitor.userAgent?.slice(0, 500) ?? null,
+      created_at: at,
+    });
+    if (spam) return;
+    await repo.addToCount(tx, siteId, Number(form.id), 1);
+    await emitEvent(
+      tx,
+      siteId,
+      'form.submitted',
+      { formId: Number(form.id), formSlug: form.slug, locale: form.locale, submissionId: id, data: checked.data, createdAt: at },
+      at,
+    );
+  });
+  return { message: form.success_message ?? 'Thank you.' };
+}
