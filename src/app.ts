@@ -22,6 +22,7 @@ import { ChangeFeed } from './shared/changes.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
+import { createMailer } from './shared/mailer.js';
 import { registerRetention } from './jobs/retention.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
 
@@ -139,7 +140,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   });
   if (options.migrate !== false) await migrateToLatest(database);
   const changes = new ChangeFeed();
-  const deps = { db: database.db, config, secrets, changes };
+  const mailer = createMailer(config.mail, () => app.log);
+  const deps = { db: database.db, config, secrets, changes, mailer };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -229,6 +231,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   app.addHook('onClose', async () => {
     await worker.stop();
+    mailer.close();
     await stopWatchingChanges();
     await rateLimiter.close();
     // A database handed in by the caller is the caller's to close.

@@ -42,6 +42,8 @@ export interface Config {
   retention: { outboxDays: number; webhookDeliveriesDays: number; failedJobsDays: number };
   /** IndexNow (decisions S12): where submissions go, and how often each process looks for changed URLs. */
   indexNow: { endpoint: string; intervalMs: number };
+  /** E-mail notifications (decisions F3, F9): the SMTP server (`smtp://` or `smtps://`, none: e-mails are logged as skipped) and the sender. */
+  mail: { smtpUrl: string | null; from: string };
 }
 
 export class ConfigError extends Error {}
@@ -148,6 +150,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     indexNow: {
       endpoint: url(env, 'INDEXNOW_ENDPOINT', 'https://api.indexnow.org/indexnow', ['http:', 'https:'])!,
       intervalMs: integer(env, 'INDEXNOW_INTERVAL_MS', 10_000, 0, 86_400_000),
+    },
+    mail: {
+      smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
+      from: env.MAIL_FROM?.trim() || 'Cairn <no-reply@localhost>',
     },
     ...overrides,
   };

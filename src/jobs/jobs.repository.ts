@@ -117,3 +117,14 @@ export async function deleteFailedJobs(db: Executor, cutoff: string, limit: numb
   const result = await db.deleteFrom('jobs').where('id', 'in', oldest).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Whether a site wants e-mail for a preference column of its notification settings (`fallback` when it never saved them). */
+export async function emailPreference(
+  db: Executor,
+  siteId: string,
+  column: 'form_submission' | 'content_published' | 'new_review' | 'review_approved',
+  fallback: boolean,
+) {
+  const row = await db.selectFrom('notification_settings').select(column).where('site_id', '=', siteId).executeTakeFirst();
+  return row ? Boolean((row as Record<string, unknown>)[column]) : fallback;
+}

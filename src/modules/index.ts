@@ -13,6 +13,7 @@ import { sitemapModule } from './sitemap/sitemap.routes.js';
 import { llmsModule } from './llms/llms.routes.js';
 import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 import { formsModule } from './forms/forms.routes.js';
+import { spamModule } from './spam/spam.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -30,4 +31,5 @@ export const MODULES: readonly AppModule[] = [
   llmsModule,
   siteBlocksModule,
   formsModule,
+  spamModule,
 ];

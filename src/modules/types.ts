@@ -5,6 +5,7 @@ import type { Db } from '../db/types.js';
 import type { Worker } from '../jobs/worker.js';
 import type { SecretBox } from '../shared/secrets.js';
 import type { ChangeFeed } from '../shared/changes.js';
+import type { Mailer } from '../shared/mailer.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -16,6 +17,8 @@ export interface ModuleDeps {
   secrets: SecretBox;
   /** Changes announced by other processes, for modules that cache rows in memory. */
   changes: ChangeFeed;
+  /** E-mail for notifications (SMTP, or logged as skipped without SMTP_URL). */
+  mailer: Mailer;
 }
 
 export interface AppModule {

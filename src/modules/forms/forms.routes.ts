@@ -7,6 +7,7 @@ import type { App, AppModule } from '../types.js';
 import type { FormField, FormSettings } from './forms.fields.js';
 import { FormSettingsSchema, forms } from './forms.resource.js';
 import * as submissions from './forms.submissions.js';
+import { publicCaptcha } from '../spam/spam.service.js';
 import { parseJson } from '../../db/json.js';
 import type { Db } from '../../db/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
@@ -32,6 +33,12 @@ const PublicForm = named(
     successMessage: Nullable(Type.String()),
     redirectUrl: Nullable(Type.String()),
     submitLabel: Nullable(Type.String()),
+    captcha: Nullable(
+      Type.Object(
+        { provider: Type.String(), siteKey: Nullable(Type.String()) },
+        { description: "The site's captcha widget, when the form asks for one: send its answer as `captchaToken`" },
+      ),
+    ),
     fillToken: Type.String({ description: `Send it back as \`${submissions.FILL_TOKEN_FIELD}\` with the submission (the minimum fill time counts from it)` }),
   }),
 );
@@ -53,7 +60,7 @@ async function localeOf(db: Db, siteId: string, locale: string | undefined): Pro
 }
 
 /** The public form read and submission (decisions F1, F3, G14, G19, G20), in a context that also reads HTML form posts. */
-function publicRoutes(app: App, db: Db, secrets: SecretBox) {
+function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork: boolean) {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: URLENCODED_LIMIT }, (_req, body, done) => {
     done(null, parseUrlencoded(body as string));
   });
@@ -87,6 +94,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox) {
         successMessage: form.success_message,
         redirectUrl: form.redirect_url,
         submitLabel: form.submit_label,
+        captcha: form.captcha_enabled ? await publicCaptcha(db, siteId) : null,
       };
       const etag = etagOf(JSON.stringify(body));
       reply.header('etag', etag).header('cache-control', 'public, max-age=60');
@@ -114,7 +122,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox) {
     async (req, reply) => {
       const siteId = req.publicSite.siteId;
       const form = await submissions.activeForm(db, siteId, req.params.slug, await localeOf(db, siteId, req.query.locale));
-      const answer = await submissions.submit(db, secrets, form, req.body as Record<string, unknown>, {
+      const answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, req.body as Record<string, unknown>, {
         ip: req.ip ?? null,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
       });
@@ -130,7 +138,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox) {
 
 export const formsModule: AppModule = {
   name: 'forms',
-  async routes(app, { db, secrets }) {
+  async routes(app, { db, secrets, config }) {
     const r = forms.routes(db);
     for (const route of [r.list, r.create, r.get, r.update, r.delete, r.translations, r.copyToLocale]) app.route(route);
 
@@ -209,6 +217,6 @@ export const formsModule: AppModule = {
       async (req) => ({ data: await submissions.setSubmissionStatus(db, req.auth.siteId, req.params.id, req.params.submissionId, req.body.status) }),
     );
 
-    await app.register(async (scope) => publicRoutes(scope as App, db, secrets));
+    await app.register(async (scope) => publicRoutes(scope as App, db, secrets, config.allowPrivateNetwork));
   },
 };

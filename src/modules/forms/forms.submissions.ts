@@ -11,6 +11,7 @@ import { Nullable, Timestamp, named } from '../../shared/schemas.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { DEFAULT_HONEYPOT, type FormField, type FormSettings, checkSubmission } from './forms.fields.js';
 import * as repo from './forms.repository.js';
+import { screen } from '../spam/spam.service.js';
 import type { FormRow, SubmissionRow } from './forms.repository.js';
 
 export const SUBMISSION_STATUSES = ['new', 'read', 'spam', 'archived'] as const;
@@ -184,17 +185,26 @@ function searchText(data: Record<string, unknown>): string {
 
 /**
  * A visitor's submission. A filled honeypot or a form filled faster than `minFillSeconds` is
- * stored as spam and answered like any other (a bot learns nothing); otherwise the values are
+ * stored as spam and answered like any other (a bot learns nothing), and so is text with a blocked
+ * word; a blocked address and a failed captcha are refused (spam settings); otherwise the values are
  * checked against the fields (422 with `data.<field>` paths), stored, counted, and announced by
  * `form.submitted` in the same transaction.
  */
-export async function submit(db: Db, secrets: SecretBox, form: FormRow, input: Record<string, unknown>, visitor: Visitor) {
+export async function submit(db: Db, secrets: SecretBox, allowPrivateNetwork: boolean, form: FormRow, input: Record<string, unknown>, visitor: Visitor) {
   const settings = parseJson<FormSettings>(form.settings, {});
   const fields = parseJson<FormField[]>(form.schema, []);
   const honeypot = input[settings.honeypotField ?? DEFAULT_HONEYPOT];
-  const spam =
+  const trapped =
     (Boolean(form.honeypot_enabled) && honeypot !== undefined && honeypot !== '' && honeypot !== null) ||
     filledTooFast(secrets, form, input[FILL_TOKEN_FIELD], settings.minFillSeconds ?? 0);
+  // The site's spam settings (blocked addresses, captcha, blocked words); a trapped bot costs no captcha call.
+  const screened = await screen(db, secrets, allowPrivateNetwork, {
+    siteId: form.site_id,
+    ip: visitor.ip,
+    values: input,
+    captcha: !trapped && Boolean(form.captcha_enabled),
+  });
+  const spam = trapped || screened.spam;
   const checked = checkSubmission(fields, input);
   if (!spam && checked.issues.length) throw issuesError('VALIDATION_FAILED', checked.issues);
   const status: SubmissionStatus = spam ? 'spam' : 'new';

@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import type { AppModule } from '../types.js';
 import { Data } from '../../shared/schemas.js';
 import * as service from './notifications.service.js';
+import { EMAIL_JOB } from '../../jobs/outbox.js';
+import { emailForEvent } from './notifications.email.js';
 
 const Settings = Type.Object({
   formSubmission: Type.Boolean(),
@@ -53,5 +55,14 @@ export const notificationsModule: AppModule = {
       },
       async (req) => ({ data: await service.updateSettings(db, req.auth.siteId, req.body) }),
     );
+  },
+  jobs(worker, { db, mailer }) {
+    // E-mail for an event the site wants mailed (jobs/outbox.ts schedules it with the event); a
+    // failed send throws, so the worker retries it with backoff.
+    worker.handle(EMAIL_JOB, async (_ctx, job) => {
+      const { event, data } = job.payload as { event: string; data: Record<string, unknown> };
+      const email = await emailForEvent(db, job.siteId, event, data);
+      if (email) await mailer.send(email);
+    });
   },
 };

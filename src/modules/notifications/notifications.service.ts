@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import * as repo from './notifications.repository.js';
+import { EMAIL_PREFERENCES } from '../../shared/notification-preferences.js';
 
 export interface NotificationSettings {
   formSubmission: boolean;
@@ -12,11 +13,12 @@ export interface NotificationSettings {
 
 export async function getSettings(db: Executor, siteId: string): Promise<NotificationSettings> {
   const row = await repo.findSettings(db, siteId);
+  const d = EMAIL_PREFERENCES;
   return {
-    formSubmission: Boolean(row?.form_submission ?? true),
-    newReview: Boolean(row?.new_review ?? true),
-    reviewApproved: Boolean(row?.review_approved ?? false),
-    contentPublished: Boolean(row?.content_published ?? false),
+    formSubmission: Boolean(row?.form_submission ?? d.formSubmission.default),
+    newReview: Boolean(row?.new_review ?? d.newReview.default),
+    reviewApproved: Boolean(row?.review_approved ?? d.reviewApproved.default),
+    contentPublished: Boolean(row?.content_published ?? d.contentPublished.default),
     recipientEmails: parseJson<string[]>(row?.recipient_emails, []),
   };
 }

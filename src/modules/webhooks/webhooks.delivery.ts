@@ -1,12 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { isIP } from 'node:net';
-import https from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/types.js';
 import type { JobContext } from '../../jobs/worker.js';
 import { parseJson } from '../../db/json.js';
-import { BlockedAddressError, guardedLookup, resolvePublic, urlHost } from '../../shared/net-guard.js';
+import { type AttemptResult, postGuarded } from '../../shared/outbound.js';
 import * as repo from './webhooks.repository.js';
 import { ALL_EVENTS } from './webhooks.schemas.js';
 import { SecretKeyError, type SecretBox } from '../../shared/secrets.js';
@@ -31,10 +28,6 @@ export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_0
 /** A Retry-After longer than the schedule's delay is honoured, up to this. */
 export const RETRY_AFTER_CAP_MS = 36_000_000;
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
-/** Response bodies are read up to this many bytes, then the connection is dropped. */
-export const RESPONSE_READ_LIMIT = 4096;
-/** What the attempt log keeps of a response body. */
-export const RESPONSE_EXCERPT_LIMIT = 1024;
 /** After a rotation the previous secret keeps signing (a second signature) for this long. */
 export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
 const DISPATCH_BATCH = 100;
@@ -80,121 +73,7 @@ export function signedHeaders(secrets: string[], msgId: string, body: string, no
 
 // ---- sending ----
 
-export interface AttemptResult {
-  ok: boolean;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-  bodyExcerpt: string | null;
-  /** Retry-After of the answer, in ms, when it gave one. */
-  retryAfterMs: number | null;
-}
-
-/** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (!raw) return null;
-  const text = raw.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
-
-/**
- * One POST, never following redirects, on a fresh connection (a pooled socket would skip the
- * address check) to an address checked at this very attempt. Success is a 2xx answered within
- * `timeoutMs`; at most RESPONSE_READ_LIMIT bytes of the answer are read. Never throws; the
- * result's `error` holds no header and no secret.
- */
-export async function sendWebhook(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  settings: Pick<DeliverySettings, 'timeoutMs' | 'allowPrivateNetwork'>,
-): Promise<AttemptResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const fail = (error: string): AttemptResult => ({ ok: false, statusCode: null, durationMs: elapsed(), error, bodyExcerpt: null, retryAfterMs: null });
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    return fail('invalid URL');
-  }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('URL must use http or https');
-  const guard = { allowPrivate: settings.allowPrivateNetwork };
-  // An IP literal never reaches `lookup`: check it here. Names are resolved and checked by guardedLookup.
-  if (isIP(urlHost(target))) {
-    try {
-      await resolvePublic(urlHost(target), guard);
-    } catch (err) {
-      return fail(`blocked: ${(err as Error).message}`);
-    }
-  }
-
-  const transport = target.protocol === 'https:' ? https : http;
-  return new Promise<AttemptResult>((resolve) => {
-    let settled = false;
-    let bodyDone: (() => void) | null = null;
-    const finish = (result: Omit<AttemptResult, 'durationMs'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.destroy();
-      resolve({ ...result, durationMs: elapsed() });
-    };
-    const req = transport.request(
-      target,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        // A fresh connection every time: a pooled keep-alive socket would skip the lookup, and so the address check.
-        agent: false,
-        lookup: guardedLookup(guard) as never,
-      },
-      (res) => {
-        const code = res.statusCode ?? 0;
-        const ok = code >= 200 && code < 300;
-        const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-        const error = ok ? null : code >= 300 && code < 400 ? `HTTP ${code}: redirects are not followed` : `HTTP ${code}`;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        bodyDone = () => {
-          const excerpt = Buffer.concat(chunks)
-            .subarray(0, RESPONSE_EXCERPT_LIMIT)
-            .toString('utf8')
-            .replace(/\uFFFD+$/, '');
-          finish({ ok, statusCode: code, error, bodyExcerpt: excerpt.length ? excerpt : null, retryAfterMs });
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (size >= RESPONSE_READ_LIMIT) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          // Enough read: drop the connection rather than read a large (or endless) body.
-          if (size >= RESPONSE_READ_LIMIT) bodyDone!();
-        });
-        res.on('end', () => bodyDone!());
-        res.on('error', () => bodyDone!());
-        res.on('close', () => bodyDone!());
-      },
-    );
-    // The status decides: an answer that came in time counts even if its body then dawdles.
-    const timer = setTimeout(() => {
-      if (bodyDone) return bodyDone();
-      finish({ ok: false, statusCode: null, error: `timeout: no answer within ${settings.timeoutMs} ms`, bodyExcerpt: null, retryAfterMs: null });
-    }, settings.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (bodyDone) return bodyDone();
-      const message = err instanceof BlockedAddressError ? `blocked: ${err.message}` : `${err.code ?? 'network error'}: ${err.message}`;
-      finish({ ok: false, statusCode: null, error: message.slice(0, 500), bodyExcerpt: null, retryAfterMs: null });
-    });
-    req.on('close', () => {
-      if (bodyDone) return bodyDone();
-      finish({ ok: false, statusCode: null, error: 'connection closed without an answer', bodyExcerpt: null, retryAfterMs: null });
-    });
-    req.end(body);
-  });
-}
+export { RESPONSE_EXCERPT_LIMIT, RESPONSE_READ_LIMIT } from '../../shared/outbound.js';
 
 // ---- outcome rules ----
 
@@ -284,7 +163,7 @@ export async function attemptDelivery(
   let result: AttemptResult;
   try {
     const headers = signedHeaders(signingSecrets(webhook, at, settings.secrets), delivery.message_id, delivery.payload, at);
-    result = await sendWebhook(webhook.url, headers, delivery.payload, settings);
+    result = await postGuarded(webhook.url, headers, delivery.payload, settings);
   } catch (err) {
     // A secret under a key this process lacks: nothing is sent unsigned; the attempt says why.
     if (!(err instanceof SecretKeyError)) throw err;
