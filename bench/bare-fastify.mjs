@@ -437,6 +437,53 @@ export function createBareApp(file) {
     };
   });
 
+  // The reference for a public form submission: the site by its key, the active form by slug in
+  // the site's default locale, the values checked against the fields (required, e-mail, option,
+  // length), then in one transaction the submission, its count, the webhook event and the e-mail
+  // job, as the service writes them.
+  const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+  const insertSubmission = db.prepare(
+    'insert into "form_submissions" ("site_id", "form_id", "status", "data", "search_text", "ip_address", "user_agent", "created_at") values (?, ?, ?, ?, ?, ?, ?, ?) returning "id"',
+  );
+  const countSubmission = db.prepare('update "forms" set "submission_count" = submission_count + 1 where "site_id" = ? and "id" = ?');
+  const insertEvent = db.prepare('insert into "outbox_events" ("site_id", "type", "payload", "created_at", "dispatched_at") values (?, ?, ?, ?, null)');
+  const insertJob = db.prepare(
+    'insert into "jobs" ("site_id", "type", "key", "payload", "run_at", "attempts", "locked_until", "last_error", "failed_at", "created_at") values (?, ?, null, ?, ?, 0, null, null, null, ?)',
+  );
+  const storeSubmission = db.transaction((form, data, ip, ua) => {
+    const at = new Date().toISOString();
+    const text = Object.values(data).join(' ').toLowerCase();
+    const { id } = insertSubmission.get(form.site_id, form.id, 'new', JSON.stringify(data), text, ip, ua, at);
+    countSubmission.run(form.site_id, form.id);
+    const event = { formId: form.id, formSlug: form.slug, locale: form.locale, submissionId: id, data, createdAt: at };
+    insertEvent.run(form.site_id, 'form.submitted', JSON.stringify(event), at);
+    insertJob.run(form.site_id, 'notify.email', JSON.stringify({ event: 'form.submitted', data: event }), at, at);
+  });
+  app.post('/v1/public/forms/:slug/submissions', async (req, reply) => {
+    const site = stmt('select "id", "default_locale" from "sites" where "public_key" = ?').get(String(req.headers['x-site-key']));
+    if (!site) return reply.code(401).send({ error: 'site key' });
+    const form = stmt('select * from "forms" where "site_id" = ? and "locale" = ? and "slug" = ?').get(site.id, site.default_locale, req.params.slug);
+    if (form?.status !== 'active') return reply.code(404).send({ error: 'not found' });
+    const body = req.body ?? {};
+    if (body._gotcha) return reply.code(201).send({ data: { message: 'Thank you.' } });
+    const data = {};
+    const errors = {};
+    for (const f of JSON.parse(form.schema)) {
+      const v = body[f.name];
+      if (v === undefined || v === '') {
+        if (f.required) errors[`data.${f.name}`] = ['is required'];
+        continue;
+      }
+      if (typeof v !== 'string' || v.length > (f.validation?.maxLength ?? 1000)) errors[`data.${f.name}`] = ['is invalid'];
+      else if (f.type === 'email' && !EMAIL.test(v)) errors[`data.${f.name}`] = ['must be an e-mail address'];
+      else if (f.options && !f.options.some((o) => o.value === v)) errors[`data.${f.name}`] = ['must be one of the options'];
+      else data[f.name] = v;
+    }
+    if (Object.keys(errors).length) return reply.code(422).send({ errors });
+    storeSubmission(form, data, req.ip, req.headers['user-agent'] ?? null);
+    return reply.code(201).send({ data: { message: form.success_message ?? 'Thank you.' } });
+  });
+
   app.addHook('onClose', async () => db.close());
   return app;
 }

@@ -3,6 +3,7 @@ import { seedBlog } from './seed-blog.js';
 import { seedRedirects } from './seed-redirects.js';
 import { seedSeo } from './seed-seo.js';
 import { seedSiteBlocks } from './seed-site-blocks.js';
+import { seedForms } from './seed-forms.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -111,6 +112,20 @@ export const ENDPOINTS: BenchEndpoint[] = [
   ...redirectResolves(),
   ...seoOutputs(),
   ...siteBlockReads(),
+  // A visitor's form submission (issue 11): stored, counted, its webhook event and e-mail job
+  // written in one transaction; the bare server does the same writes.
+  {
+    name: 'POST /v1/public/forms/:slug/submissions',
+    method: 'POST',
+    path: '/v1/public/forms/contact/submissions',
+    auth: false,
+    headers: (ctx) => ({ 'x-site-key': String(ctx.publicKey), 'content-type': 'application/json' }),
+    seed: seedForms,
+    uniqueIds: true,
+    body: { name: 'Ada Lovelace', email: 'ada@example.com', topic: 'sales', message: 'Hello, I would like to know more about [<id>].', _gotcha: '' },
+    baselines: ['bareFastify'],
+    targets: { minRatio: { bareFastify: 0.8 } },
+  },
   // Last: every request inserts a post (its row, revision and full-text index entries), so the
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each
   // time: each request makes a new slug instead of probing the -2, -3, ... suffixes of one title.

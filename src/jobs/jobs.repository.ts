@@ -1,6 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { AutoId, Executor, Json, Timestamp } from '../db/types.js';
 import { claimRows } from './claim.js';
+import { prepared } from '../db/prepared.js';
 
 export interface JobsTable {
   id: AutoId;
@@ -34,6 +35,8 @@ declare module '../db/types.js' {
 
 export type JobRow = Selectable<JobsTable>;
 
+const insertJobQuery = prepared((db, p: Insertable<JobsTable>) => db.insertInto('jobs').values(p));
+
 /** Inserts a job, or replaces the pending job with the same key (rescheduling). */
 export async function upsertJob(db: Executor, job: { siteId: string; type: string; key: string | null; payload: string; runAt: string; at: string }) {
   const values = {
@@ -48,7 +51,7 @@ export async function upsertJob(db: Executor, job: { siteId: string; type: strin
     failed_at: null,
     created_at: job.at,
   };
-  if (!job.key) return db.insertInto('jobs').values(values).execute();
+  if (!job.key) return insertJobQuery.execute(db, values);
   return db
     .insertInto('jobs')
     .values(values)
@@ -97,11 +100,13 @@ export function failJob(db: Executor, id: number, at: string, error: string) {
     .execute();
 }
 
+// Every event of every module is written here: prepared once (P16).
+const insertEventQuery = prepared((db, p: { siteId: string; type: string; payload: string; at: string }) =>
+  db.insertInto('outbox_events').values({ site_id: p.siteId, type: p.type, payload: p.payload, created_at: p.at, dispatched_at: null }),
+);
+
 export function insertOutboxEvent(db: Executor, event: { siteId: string; type: string; payload: string; at: string }) {
-  return db
-    .insertInto('outbox_events')
-    .values({ site_id: event.siteId, type: event.type, payload: event.payload, created_at: event.at, dispatched_at: null })
-    .execute();
+  return insertEventQuery.execute(db, event);
 }
 
 /** Deletes up to `limit` outbox events dispatched before `cutoff` (retention); returns how many. */

@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import { sql } from 'kysely';
 import type { AutoId, Bool, Executor, Json, Timestamp } from '../../db/types.js';
 import { tableRepository } from '../../kit/repository.js';
@@ -51,19 +52,40 @@ export type SubmissionRow = Selectable<FormSubmissionsTable>;
 
 export const submissionsTable = tableRepository('form_submissions');
 
-export function formBySlug(db: Executor, siteId: string, locale: string, slug: string): Promise<FormRow | undefined> {
-  return db.selectFrom('forms').selectAll().where('site_id', '=', siteId).where('locale', '=', locale).where('slug', '=', slug).executeTakeFirst();
+// The public submission path runs on every visitor's post: its statements are prepared (P16).
+const formBySlugQuery = prepared((db, p: { siteId: string; slug: string; locale?: string }) =>
+  db
+    .selectFrom('forms')
+    .selectAll()
+    .where('site_id', '=', p.siteId)
+    .where('slug', '=', p.slug)
+    .where('locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
+);
+
+/** A form by slug in `locale`, or without one in the site's default locale (looked up in the same statement). */
+export function formBySlug(db: Executor, siteId: string, slug: string, locale?: string): Promise<FormRow | undefined> {
+  return formBySlugQuery.executeTakeFirst(db, { siteId, slug, locale }) as Promise<FormRow | undefined>;
 }
+
+const addToCountQuery = prepared((db, p: { siteId: string; formId: number; delta: number }) =>
+  db
+    .updateTable('forms')
+    .set({ submission_count: sql`submission_count + ${p.delta}` })
+    .where('site_id', '=', p.siteId)
+    .where('id', '=', p.formId),
+);
 
 /** Adds `delta` to a form's count of non-spam submissions, in the caller's transaction (one atomic statement). */
 export async function addToCount(db: Executor, siteId: string, formId: number, delta: number): Promise<void> {
   if (delta === 0) return;
-  await db
-    .updateTable('forms')
-    .set({ submission_count: sql`submission_count + ${delta}` })
-    .where('site_id', '=', siteId)
-    .where('id', '=', formId)
-    .execute();
+  await addToCountQuery.execute(db, { siteId, formId, delta });
+}
+
+const insertSubmissionQuery = prepared((db, p: Insertable<FormSubmissionsTable>) => db.insertInto('form_submissions').values(p).returning('id'));
+
+export async function insertSubmission(db: Executor, row: Insertable<FormSubmissionsTable>): Promise<number> {
+  const [inserted] = await insertSubmissionQuery.execute(db, row);
+  return Number(inserted!.id);
 }
 
 /** A form's submissions in id order, `batch` at a time after `afterId` (the CSV export's pages). */

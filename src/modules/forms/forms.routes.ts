@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { etagOf } from '../../shared/http-cache.js';
 import { Data, Id, Locale, Message, Nullable, named, Paginated, ref, SiteKeyParam } from '../../shared/schemas.js';
-import { getSiteLocales } from '../../shared/site-locales.js';
 import type { App, AppModule } from '../types.js';
 import type { FormField, FormSettings } from './forms.fields.js';
 import { FormSettingsSchema, forms } from './forms.resource.js';
@@ -55,10 +54,6 @@ function parseUrlencoded(body: string): Record<string, unknown> {
   return out;
 }
 
-async function localeOf(db: Db, siteId: string, locale: string | undefined): Promise<string> {
-  return locale ?? (await getSiteLocales(db, siteId)).defaultLocale;
-}
-
 /** The public form read and submission (decisions F1, F3, G14, G19, G20), in a context that also reads HTML form posts. */
 function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork: boolean) {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: URLENCODED_LIMIT }, (_req, body, done) => {
@@ -82,7 +77,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
     },
     async (req, reply) => {
       const siteId = req.publicSite.siteId;
-      const form = await submissions.activeForm(db, siteId, req.params.slug, await localeOf(db, siteId, req.query.locale));
+      const form = await submissions.activeForm(db, siteId, req.params.slug, req.query.locale);
       const body = {
         name: form.name,
         slug: form.slug,
@@ -121,7 +116,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
     },
     async (req, reply) => {
       const siteId = req.publicSite.siteId;
-      const form = await submissions.activeForm(db, siteId, req.params.slug, await localeOf(db, siteId, req.query.locale));
+      const form = await submissions.activeForm(db, siteId, req.params.slug, req.query.locale);
       const answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, req.body as Record<string, unknown>, {
         ip: req.ip ?? null,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,

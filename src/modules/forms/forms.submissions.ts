@@ -142,8 +142,8 @@ export async function exportSubmissions(db: Executor, siteId: string, formId: nu
 // Public submissions (decisions F1, F3, G14)
 
 /** The form a visitor addresses: active only; closed is a 409 with its message; others 404. */
-export async function activeForm(db: Executor, siteId: string, slug: string, locale: string): Promise<FormRow> {
-  const form = await repo.formBySlug(db, siteId, locale, slug);
+export async function activeForm(db: Executor, siteId: string, slug: string, locale?: string): Promise<FormRow> {
+  const form = await repo.formBySlug(db, siteId, slug, locale);
   if (!form || form.status === 'draft' || form.status === 'archived') throw notFound('form');
   if (form.status === 'closed') throw new AppError('FORM_CLOSED', { message: form.closed_message ?? undefined });
   return form;
@@ -211,7 +211,7 @@ export async function submit(db: Db, secrets: SecretBox, allowPrivateNetwork: bo
   const siteId = form.site_id;
   await db.transaction().execute(async (tx) => {
     const at = now();
-    const id = await repo.submissionsTable.insert(tx, {
+    const id = await repo.insertSubmission(tx, {
       site_id: siteId,
       form_id: Number(form.id),
       status,

@@ -1,4 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { Executor, Json, Timestamp } from '../../db/types.js';
 
 export interface SpamSettingsTable {
@@ -21,8 +22,11 @@ declare module '../../db/types.js' {
 
 export type SpamSettingsRow = Selectable<SpamSettingsTable>;
 
+// Read on every form submission: prepared (P16).
+const settingsQuery = prepared((db, p: { siteId: string }) => db.selectFrom('spam_settings').selectAll().where('site_id', '=', p.siteId));
+
 export function findSettings(db: Executor, siteId: string): Promise<SpamSettingsRow | undefined> {
-  return db.selectFrom('spam_settings').selectAll().where('site_id', '=', siteId).executeTakeFirst();
+  return settingsQuery.executeTakeFirst(db, { siteId }) as Promise<SpamSettingsRow | undefined>;
 }
 
 export async function saveSettings(db: Executor, row: Insertable<SpamSettingsTable>): Promise<void> {
