@@ -23,6 +23,7 @@ import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
 import { createMailer } from './shared/mailer.js';
+import { LocalDiskStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
 
@@ -141,7 +142,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   if (options.migrate !== false) await migrateToLatest(database);
   const changes = new ChangeFeed();
   const mailer = createMailer(config.mail, () => app.log);
-  const deps = { db: database.db, config, secrets, changes, mailer };
+  const storage = new LocalDiskStorage(path.join(config.dataDir, 'files'));
+  const deps = { db: database.db, config, secrets, changes, mailer, storage };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);

@@ -6,6 +6,7 @@ import type { Worker } from '../jobs/worker.js';
 import type { SecretBox } from '../shared/secrets.js';
 import type { ChangeFeed } from '../shared/changes.js';
 import type { Mailer } from '../shared/mailer.js';
+import type { FileStorage } from '../shared/storage.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -19,6 +20,8 @@ export interface ModuleDeps {
   changes: ChangeFeed;
   /** E-mail for notifications (SMTP, or logged as skipped without SMTP_URL). */
   mailer: Mailer;
+  /** Files (form uploads): local disk under $CAIRN_DATA_DIR/files. */
+  storage: FileStorage;
 }
 
 export interface AppModule {

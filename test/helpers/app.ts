@@ -39,8 +39,10 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
     schema = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     await adminQuery(pgUrl, `create schema ${schema}`);
   }
+  // Files (form uploads) go to a directory of this app's own, removed on close.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-test-data-'));
   const config = loadConfig(
-    { LOG_LEVEL: 'silent', CAIRN_ALLOW_PRIVATE_NETWORK: 'true', PORT: '0' },
+    { LOG_LEVEL: 'silent', CAIRN_ALLOW_PRIVATE_NETWORK: 'true', PORT: '0', CAIRN_DATA_DIR: dataDir },
     {
       databaseUrl: pgUrl ?? sqliteFile ?? ':memory:',
       pgSchema: schema,
@@ -61,6 +63,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       await app.close();
       if (pgUrl && schema) await adminQuery(pgUrl, `drop schema if exists ${schema} cascade`);
       if (sqliteFile) for (const suffix of ['', '-wal', '-shm']) fs.rmSync(sqliteFile + suffix, { force: true });
+      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -318,8 +318,8 @@ function checkedValue(field: FormField, raw: unknown, path: string, issues: Issu
       return [...new Set(list as string[])];
     }
     case 'file':
-      // Files arrive in multipart bodies and are stored before this check (forms.files.ts); here, their references.
-      return isObject(v) && typeof v.fileId === 'string' ? v : issues.add(path, 'must be a file sent as multipart/form-data');
+      // Only a file read from a multipart body (checkSubmission's `files`) counts, never a value a client typed.
+      return issues.add(path, 'must be a file sent as multipart/form-data');
   }
 }
 
@@ -328,12 +328,22 @@ function checkedValue(field: FormField, raw: unknown, path: string, issues: Issu
  * fields hidden by their condition neither required nor kept, each value checked and converted
  * by its type, a required field must be filled (a required single checkbox must be checked).
  */
-export function checkSubmission(fields: readonly FormField[], input: Record<string, unknown>): { data: Record<string, unknown>; issues: FieldIssue[] } {
+export function checkSubmission(
+  fields: readonly FormField[],
+  input: Record<string, unknown>,
+  files: ReadonlyMap<string, { fileId: string; fileName: string; size: number; type: string }> = new Map(),
+): { data: Record<string, unknown>; issues: FieldIssue[] } {
   const issues = new Issues();
   const byName = new Map(fields.map((f) => [f.name, f]));
   const data: Record<string, unknown> = {};
   for (const field of fields) {
     if (!shown(field, input, byName)) continue;
+    if (field.type === 'file') {
+      const file = files.get(field.name);
+      if (file) data[field.name] = { fileId: file.fileId, fileName: file.fileName, size: file.size, type: file.type };
+      else if (field.required) issues.add(`data.${field.name}`, 'is required');
+      continue;
+    }
     const raw = Object.hasOwn(input, field.name) ? input[field.name] : field.type === 'hidden' ? field.defaultValue : undefined;
     const path = `data.${field.name}`;
     if (isEmpty(single(raw)) && !(field.type === 'checkbox' && !field.options && raw === false)) {

@@ -1,11 +1,15 @@
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { etagOf } from '../../shared/http-cache.js';
+import { invalid } from '../../shared/errors.js';
 import { Data, Id, Locale, Message, Nullable, named, Paginated, ref, SiteKeyParam } from '../../shared/schemas.js';
 import type { App, AppModule } from '../types.js';
 import type { FormField, FormSettings } from './forms.fields.js';
 import { FormSettingsSchema, forms } from './forms.resource.js';
 import * as submissions from './forms.submissions.js';
+import { formFilesPrefix, readMultipart } from './forms.files.js';
+import type { FileStorage } from '../../shared/storage.js';
+import type { FastifyRequest } from 'fastify';
 import { publicCaptcha } from '../spam/spam.service.js';
 import { parseJson } from '../../db/json.js';
 import type { Db } from '../../db/types.js';
@@ -55,7 +59,7 @@ function parseUrlencoded(body: string): Record<string, unknown> {
 }
 
 /** The public form read and submission (decisions F1, F3, G14, G19, G20), in a context that also reads HTML form posts. */
-function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork: boolean) {
+function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork: boolean, storage: FileStorage) {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: URLENCODED_LIMIT }, (_req, body, done) => {
     done(null, parseUrlencoded(body as string));
   });
@@ -107,20 +111,27 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
         operationId: 'submitForm',
         summary: 'Submit an active form, with the site key (JSON or an HTML form post)',
         description:
-          'The body holds the values keyed by field name (JSON, or `application/x-www-form-urlencoded` from an HTML form: repeated keys for checkbox groups). Unknown keys are dropped; fields hidden by their condition are neither required nor kept. A filled honeypot or a too-fast fill is stored as spam and answered like a success. An HTML form post to a form with `redirectUrl` gets a 303 there; otherwise 201 `{ data: { message } }`. Rate-limited per address.',
+          'The body holds the values keyed by field name (JSON, `application/x-www-form-urlencoded` from an HTML form: repeated keys for checkbox groups, or `multipart/form-data` when the form has file fields). Unknown keys are dropped; fields hidden by their condition are neither required nor kept. A filled honeypot or a too-fast fill is stored as spam and answered like a success. An HTML form post to a form with `redirectUrl` gets a 303 there; otherwise 201 `{ data: { message } }`. Rate-limited per address.',
         params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) }),
         querystring: PublicQuery,
-        body: Type.Object({}, { additionalProperties: true }),
         response: { 201: Data(Type.Object({ message: Type.String() })), 303: { description: "To the form's redirectUrl", type: 'null' } },
       },
     },
     async (req, reply) => {
       const siteId = req.publicSite.siteId;
       const form = await submissions.activeForm(db, siteId, req.params.slug, req.query.locale);
-      const answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, req.body as Record<string, unknown>, {
-        ip: req.ip ?? null,
-        userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
-      });
+      const visitor = { ip: req.ip ?? null, userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null };
+      let answer: { message: string };
+      if (req.isMultipart()) {
+        // Read only now: the site key, the rate limit and the form's state were checked before a byte was stored.
+        const read = await readMultipart(req, parseJson<FormField[]>(form.schema, []), storage);
+        answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, read.values, visitor, { files: read.files, issues: read.issues, storage });
+      } else {
+        const body = req.body;
+        if (body === null || typeof body !== 'object' || Array.isArray(body))
+          throw invalid('VALIDATION_FAILED', 'body', 'must be an object of values keyed by field name');
+        answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, body as Record<string, unknown>, visitor);
+      }
       const htmlPost = !(req.headers['content-type'] ?? '').includes('json');
       if (htmlPost && form.redirect_url) {
         const target = form.redirect_url.startsWith('/') ? `${req.publicSite.origins[0]}${form.redirect_url}` : form.redirect_url;
@@ -131,11 +142,33 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
   );
 }
 
+/** Temporary uploads older than this are what a crash left behind. */
+const ORPHAN_UPLOAD_MS = 3_600_000;
+
 export const formsModule: AppModule = {
   name: 'forms',
-  async routes(app, { db, secrets, config }) {
+  jobs(worker, { storage }) {
+    let sweptAt = 0;
+    worker.task('forms.sweep_uploads', async () => {
+      if (Date.now() - sweptAt < 600_000) return 0;
+      sweptAt = Date.now();
+      await storage.sweepTemporary(ORPHAN_UPLOAD_MS);
+      return 0;
+    });
+  },
+  async routes(app, { db, secrets, config, storage }) {
     const r = forms.routes(db);
-    for (const route of [r.list, r.create, r.get, r.update, r.delete, r.translations, r.copyToLocale]) app.route(route);
+    for (const route of [r.list, r.create, r.get, r.update, r.translations, r.copyToLocale]) app.route(route);
+    // The form's delete, then (committed) the files of its submissions.
+    app.route({
+      ...r.delete,
+      handler: async (req: FastifyRequest) => {
+        const { id } = req.params as { id: number };
+        await forms.service.delete(db, req.auth.siteId, id);
+        await storage.deletePrefix(formFilesPrefix(req.auth.siteId, id));
+        return { message: 'Form deleted.' };
+      },
+    });
 
     app.get(
       '/forms/:id/submissions',
@@ -190,7 +223,7 @@ export const formsModule: AppModule = {
         schema: { tags, operationId: 'deleteFormSubmission', summary: 'Delete a submission', params: SubmissionParams, response: { 200: Message } },
       },
       async (req) => {
-        await submissions.deleteSubmission(db, req.auth.siteId, req.params.id, req.params.submissionId);
+        await submissions.deleteSubmission(db, storage, req.auth.siteId, req.params.id, req.params.submissionId);
         return { message: 'Submission deleted.' };
       },
     );
@@ -212,6 +245,32 @@ export const formsModule: AppModule = {
       async (req) => ({ data: await submissions.setSubmissionStatus(db, req.auth.siteId, req.params.id, req.params.submissionId, req.body.status) }),
     );
 
-    await app.register(async (scope) => publicRoutes(scope as App, db, secrets, config.allowPrivateNetwork));
+    app.get(
+      '/forms/:id/submissions/:submissionId/files/:fileId',
+      {
+        config: { scope: 'forms.submissions.view' },
+        schema: {
+          tags,
+          operationId: 'getFormSubmissionFile',
+          summary: 'Download a file sent with a submission',
+          description: 'Sent as an attachment with its sniffed type, `nosniff` and a sandboxing CSP: a file a visitor uploaded never runs in this origin.',
+          params: Type.Object({ id: Id(), submissionId: Id(), fileId: Type.String({ format: 'uuid' }) }),
+          response: { 200: { description: 'The file', type: 'string' } },
+        },
+      },
+      async (req, reply) => {
+        const file = await submissions.submissionFile(db, storage, req.auth.siteId, req.params.id, req.params.submissionId, req.params.fileId);
+        return reply
+          .header('content-type', file.type)
+          .header('content-length', String(file.bytes))
+          .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.fileName)}`)
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', "default-src 'none'; sandbox")
+          .header('cache-control', 'private, no-store')
+          .send(file.stream as never);
+      },
+    );
+
+    await app.register(async (scope) => publicRoutes(scope as App, db, secrets, config.allowPrivateNetwork, storage));
   },
 };

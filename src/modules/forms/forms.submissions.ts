@@ -12,6 +12,9 @@ import type { SecretBox } from '../../shared/secrets.js';
 import { DEFAULT_HONEYPOT, type FormField, type FormSettings, checkSubmission } from './forms.fields.js';
 import * as repo from './forms.repository.js';
 import { screen } from '../spam/spam.service.js';
+import type { FileStorage } from '../../shared/storage.js';
+import type { FieldIssue } from '../../shared/field-schema/index.js';
+import { discardAll, type FileRef, fileKey, type UploadedFile } from './forms.files.js';
 import type { FormRow, SubmissionRow } from './forms.repository.js';
 
 export const SUBMISSION_STATUSES = ['new', 'read', 'spam', 'archived'] as const;
@@ -99,12 +102,30 @@ export async function setSubmissionStatus(db: Db, siteId: string, formId: number
   });
 }
 
-export async function deleteSubmission(db: Db, siteId: string, formId: number, id: number) {
-  await db.transaction().execute(async (tx) => {
-    const row = await submissionRow(tx, siteId, formId, id);
+/** The files a submission references. */
+function filesOf(row: SubmissionRow): FileRef[] {
+  return Object.values(parseJson<Record<string, unknown>>(row.data, {})).filter(
+    (v): v is FileRef => v !== null && typeof v === 'object' && typeof (v as FileRef).fileId === 'string',
+  );
+}
+
+/** Deletes a submission, then (committed) its files. */
+export async function deleteSubmission(db: Db, storage: FileStorage, siteId: string, formId: number, id: number) {
+  const row = await db.transaction().execute(async (tx) => {
+    const found = await submissionRow(tx, siteId, formId, id);
     await repo.submissionsTable.delete(tx, siteId, { id });
-    if (countsTowardTotal(row.status)) await repo.addToCount(tx, siteId, formId, -1);
+    if (countsTowardTotal(found.status)) await repo.addToCount(tx, siteId, formId, -1);
+    return found;
   });
+  for (const f of filesOf(row)) await storage.delete(fileKey(siteId, formId, f.fileId));
+}
+
+/** A file of a submission, to download (forms.submissions.view). */
+export async function submissionFile(db: Executor, storage: FileStorage, siteId: string, formId: number, id: number, fileId: string) {
+  const ref = filesOf(await submissionRow(db, siteId, formId, id)).find((f) => f.fileId === fileId);
+  const file = ref ? await storage.read(fileKey(siteId, formId, ref.fileId)) : null;
+  if (!ref || !file) throw notFound('file');
+  return { ...ref, ...file };
 }
 
 /** A cell of the CSV: lists joined with ", ", files by name, the rest as text. */
@@ -190,7 +211,42 @@ function searchText(data: Record<string, unknown>): string {
  * checked against the fields (422 with `data.<field>` paths), stored, counted, and announced by
  * `form.submitted` in the same transaction.
  */
-export async function submit(db: Db, secrets: SecretBox, allowPrivateNetwork: boolean, form: FormRow, input: Record<string, unknown>, visitor: Visitor) {
+export interface Upload {
+  files: ReadonlyMap<string, UploadedFile>;
+  /** Problems found while reading the files (size, type), reported with the values' own. */
+  issues: readonly FieldIssue[];
+  storage: FileStorage;
+}
+
+export async function submit(
+  db: Db,
+  secrets: SecretBox,
+  allowPrivateNetwork: boolean,
+  form: FormRow,
+  input: Record<string, unknown>,
+  visitor: Visitor,
+  upload?: Upload,
+) {
+  const files = upload?.files ?? new Map<string, UploadedFile>();
+  try {
+    return await store(db, secrets, allowPrivateNetwork, form, input, visitor, files, upload);
+  } catch (err) {
+    // Nothing committed: the uploads go too.
+    if (upload) await discardAll(upload.storage, files.values());
+    throw err;
+  }
+}
+
+async function store(
+  db: Db,
+  secrets: SecretBox,
+  allowPrivateNetwork: boolean,
+  form: FormRow,
+  input: Record<string, unknown>,
+  visitor: Visitor,
+  files: ReadonlyMap<string, UploadedFile>,
+  upload: Upload | undefined,
+) {
   const settings = parseJson<FormSettings>(form.settings, {});
   const fields = parseJson<FormField[]>(form.schema, []);
   const honeypot = input[settings.honeypotField ?? DEFAULT_HONEYPOT];
@@ -205,8 +261,10 @@ export async function submit(db: Db, secrets: SecretBox, allowPrivateNetwork: bo
     captcha: !trapped && Boolean(form.captcha_enabled),
   });
   const spam = trapped || screened.spam;
-  const checked = checkSubmission(fields, input);
-  if (!spam && checked.issues.length) throw issuesError('VALIDATION_FAILED', checked.issues);
+  // Spam keeps no files: a bot's uploads never fill the storage.
+  const checked = checkSubmission(fields, input, spam ? new Map() : files);
+  const issues = [...(upload?.issues ?? []), ...checked.issues.filter((i) => !upload?.issues.some((u) => u.path === i.path))];
+  if (!spam && issues.length) throw issuesError('VALIDATION_FAILED', issues);
   const status: SubmissionStatus = spam ? 'spam' : 'new';
   const siteId = form.site_id;
   await db.transaction().execute(async (tx) => {
@@ -231,5 +289,12 @@ export async function submit(db: Db, secrets: SecretBox, allowPrivateNetwork: bo
       at,
     );
   });
+  // Committed: the files move to their keys (spam's are discarded).
+  if (upload) {
+    for (const f of files.values()) {
+      if (spam) await upload.storage.discard(f.tempKey);
+      else await upload.storage.promote(f.tempKey, fileKey(siteId, Number(form.id), f.fileId));
+    }
+  }
   return { message: form.success_message ?? 'Thank you.' };
 }

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Where files live, behind one interface (architecture "Files"): local disk under
+ * `$CAIRN_DATA_DIR/files` today, an S3 bucket with the media library. Keys are made by the
+ * service (`private/forms/<site>/<form>/<uuid>`), never from a client's file name.
+ *
+ * A file and its row are never out of step: an upload is written under a temporary key first
+ * (`upload`), the row is committed, then the file is promoted to its key (`promote`); a failed
+ * request discards the temporary file, and `sweepTemporary` removes what a crash left behind.
+ */
+export interface FileStorage {
+  /** Streams `body` to a new temporary key; `inspect` sees each chunk and may throw to stop it. */
+  upload(body: Readable, inspect?: (chunk: Buffer) => void): Promise<{ tempKey: string; bytes: number }>;
+  promote(tempKey: string, key: string): Promise<void>;
+  discard(tempKey: string): Promise<void>;
+  read(key: string): Promise<{ stream: Readable; bytes: number } | null>;
+  delete(key: string): Promise<void>;
+  /** Deletes every file under a key prefix (a form's files with the form). */
+  deletePrefix(prefix: string): Promise<void>;
+  /** Deletes temporary files older than `olderThanMs`; returns how many. */
+  sweepTemporary(olderThanMs: number): Promise<number>;
+}
+
+const SAFE_KEY = /^[a-z0-9][a-z0-9/_-]*$/i;
+
+export class LocalDiskStorage implements FileStorage {
+  private readonly tmpDir: string;
+
+  constructor(private readonly root: string) {
+    this.tmpDir = path.join(root, 'tmp');
+  }
+
+  /** A key's file, refusing anything that could leave the root. */
+  private file(key: string): string {
+    if (!SAFE_KEY.test(key) || key.split('/').some((s) => s === '' || s === '.' || s === '..')) throw new Error(`invalid storage key: ${key}`);
+    return path.join(this.root, key);
+  }
+
+  async upload(body: Readable, inspect?: (chunk: Buffer) => void) {
+    await fs.mkdir(this.tmpDir, { recursive: true });
+    const tempKey = `tmp/${randomUUID()}`;
+    const target = this.file(tempKey);
+    let bytes = 0;
+    try {
+      await pipeline(
+        body,
+        async function* (source: AsyncIterable<Buffer>) {
+          for await (const chunk of source) {
+            bytes += chunk.length;
+            inspect?.(chunk);
+            yield chunk;
+          }
+        },
+        createWriteStream(target, { flags: 'wx' }),
+      );
+    } catch (err) {
+      await fs.rm(target, { force: true });
+      throw err;
+    }
+    return { tempKey, bytes };
+  }
+
+  async promote(tempKey: string, key: string) {
+    const target = this.file(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.rename(this.file(tempKey), target);
+  }
+
+  async discard(tempKey: string) {
+    await fs.rm(this.file(tempKey), { force: true });
+  }
+
+  async read(key: string) {
+    const file = this.file(key);
+    try {
+      const stat = await fs.stat(file);
+      return { stream: createReadStream(file), bytes: stat.size };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string) {
+    await fs.rm(this.file(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string) {
+    await fs.rm(this.file(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+  }
+
+  async sweepTemporary(olderThanMs: number) {
+    let removed = 0;
+    const names = await fs.readdir(this.tmpDir).catch(() => [] as string[]);
+    for (const name of names) {
+      const file = path.join(this.tmpDir, name);
+      const stat = await fs.stat(file).catch(() => null);
+      if (stat && Date.now() - stat.mtimeMs > olderThanMs) {
+        await fs.rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The media type of a file from its first bytes (never from its name or the client's header); null when unknown. */
+export function sniffType(head: Buffer): string | null {
+  const starts = (...bytes: number[]) => bytes.every((b, i) => head[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png';
+  if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg';
+  if (head.subarray(0, 6).toString('latin1') === 'GIF87a' || head.subarray(0, 6).toString('latin1') === 'GIF89a') return 'image/gif';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'application/pdf';
+  if (starts(0x50, 0x4b, 0x03, 0x04)) return 'application/zip';
+  // Text: valid UTF-8 with no NUL or other C0 control but tab, line feed, carriage return and form feed.
+  if (head.length && !head.some((b) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c)) {
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(head.subarray(0, Math.max(0, head.length - 3)));
+    if (!text.includes('\uFFFD')) return 'text/plain';
+  }
+  return null;
+}
