@@ -60,6 +60,7 @@ function parseUrlencoded(body: string): Record<string, unknown> {
 
 /** The public form read and submission (decisions F1, F3, G14, G19, G20), in a context that also reads HTML form posts. */
 function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork: boolean, storage: FileStorage) {
+  const deps = { db, secrets, allowPrivateNetwork };
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: URLENCODED_LIMIT }, (_req, body, done) => {
     done(null, parseUrlencoded(body as string));
   });
@@ -125,12 +126,12 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
       if (req.isMultipart()) {
         // Read only now: the site key, the rate limit and the form's state were checked before a byte was stored.
         const read = await readMultipart(req, parseJson<FormField[]>(form.schema, []), storage);
-        answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, read.values, visitor, { files: read.files, issues: read.issues, storage });
+        answer = await submissions.submit(deps, { form, input: read.values, visitor, upload: { files: read.files, issues: read.issues, storage } });
       } else {
         const body = req.body;
         if (body === null || typeof body !== 'object' || Array.isArray(body))
           throw invalid('VALIDATION_FAILED', 'body', 'must be an object of values keyed by field name');
-        answer = await submissions.submit(db, secrets, allowPrivateNetwork, form, body as Record<string, unknown>, visitor);
+        answer = await submissions.submit(deps, { form, input: body as Record<string, unknown>, visitor });
       }
       const htmlPost = !(req.headers['content-type'] ?? '').includes('json');
       if (htmlPost && form.redirect_url) {

@@ -218,35 +218,33 @@ export interface Upload {
   storage: FileStorage;
 }
 
-export async function submit(
-  db: Db,
-  secrets: SecretBox,
-  allowPrivateNetwork: boolean,
-  form: FormRow,
-  input: Record<string, unknown>,
-  visitor: Visitor,
-  upload?: Upload,
-) {
-  const files = upload?.files ?? new Map<string, UploadedFile>();
+/** What a submission is stored with: the database, the server key (fill tokens, captcha secret), the outbound guard. */
+export interface SubmitDeps {
+  db: Db;
+  secrets: SecretBox;
+  allowPrivateNetwork: boolean;
+}
+
+export interface VisitorSubmission {
+  form: FormRow;
+  input: Record<string, unknown>;
+  visitor: Visitor;
+  upload?: Upload;
+}
+
+export async function submit(deps: SubmitDeps, submission: VisitorSubmission) {
+  const { upload } = submission;
   try {
-    return await store(db, secrets, allowPrivateNetwork, form, input, visitor, files, upload);
+    return await store(deps, submission);
   } catch (err) {
     // Nothing committed: the uploads go too.
-    if (upload) await discardAll(upload.storage, files.values());
+    if (upload) await discardAll(upload.storage, upload.files.values());
     throw err;
   }
 }
 
-async function store(
-  db: Db,
-  secrets: SecretBox,
-  allowPrivateNetwork: boolean,
-  form: FormRow,
-  input: Record<string, unknown>,
-  visitor: Visitor,
-  files: ReadonlyMap<string, UploadedFile>,
-  upload: Upload | undefined,
-) {
+async function store({ db, secrets, allowPrivateNetwork }: SubmitDeps, { form, input, visitor, upload }: VisitorSubmission) {
+  const files = upload?.files ?? new Map<string, UploadedFile>();
   const settings = parseJson<FormSettings>(form.settings, {});
   const fields = parseJson<FormField[]>(form.schema, []);
   const honeypot = input[settings.honeypotField ?? DEFAULT_HONEYPOT];
