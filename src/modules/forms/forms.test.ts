@@ -242,7 +242,19 @@ describe('public form and submissions (decisions F1, F3, G19)', () => {
       updatedAt: null,
     });
     expect((await api.get(`/v1/forms/${f.id}`)).body.data.submissionCount).toBe(1);
-    const events = await outbox(api.siteId);
+    // A browser on the site's own domain may read the answer (CORS); another origin may not.
+    const key = await keyOf(api);
+    const cors = (origin: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: '/v1/public/forms/contact/submissions',
+        payload: good,
+        headers: { 'x-site-key': key, origin },
+        remoteAddress: '198.51.100.24',
+      });
+    expect((await cors('https://example.test')).headers['access-control-allow-origin']).toBe('https://example.test');
+    expect((await cors('https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();
+    const events = (await outbox(api.siteId)).slice(0, 1);
     expect(events).toEqual([
       { type: 'form.submitted', data: expect.objectContaining({ formId: f.id, formSlug: 'contact', submissionId: list.data[0].id, data: list.data[0].data }) },
     ]);
