@@ -184,7 +184,12 @@ export function parseFormSchema(input: unknown): { ok: true; fields: FormField[]
     if (raw.required !== undefined && typeof raw.required !== 'boolean') issues.add(`${path}.required`, 'must be a boolean');
     checkValidation(issues, type, raw.validation, `${path}.validation`);
     const options = checkOptions(issues, type, raw.options, `${path}.options`);
-    const field: FormField = { ...(raw as unknown as FormField), ...(options ? { options } : {}) };
+    // Only the keys of a definition are kept (decisions G7: unknown fields are never stored).
+    const field = { name, type } as FormField;
+    for (const key of ['label', 'required', 'placeholder', 'helpText', 'defaultValue', 'validation', 'condition'] as const) {
+      if (raw[key] !== undefined) (field as unknown as Record<string, unknown>)[key] = raw[key];
+    }
+    if (options) field.options = options;
     if (raw.condition !== undefined) {
       const c = raw.condition;
       if (!isObject(c) || typeof c.field !== 'string' || !OPERATORS.includes(c.operator as never)) {

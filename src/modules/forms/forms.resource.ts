@@ -3,9 +3,9 @@ import { parseJson, toJson } from '../../db/json.js';
 import { common, fieldMap } from '../../kit/fields.js';
 import { translatableResource } from '../../kit/translatable.js';
 import { issuesError } from '../../shared/errors.js';
-import { Nullable, UrlOrPath } from '../../shared/schemas.js';
+import { Nullable, named, ref, UrlOrPath } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
-import { checkFormSettings, type FormField, type FormSettings, MAX_PAGES, parseFormSchema } from './forms.fields.js';
+import { checkFormSettings, FORM_FIELD_TYPES, type FormField, type FormSettings, MAX_PAGES, parseFormSchema } from './forms.fields.js';
 import './forms.repository.js';
 
 export const FORM_STATUSES = ['draft', 'active', 'closed', 'archived'] as const;
@@ -23,8 +23,48 @@ const FieldDefinition = Type.Object(
   {
     additionalProperties: true,
     description:
-      '`{ name, type, label?, required?, placeholder?, helpText?, options?, defaultValue?, validation?, condition? }`; types: text, email, tel, textarea, select, checkbox, radio, date, datetime, time, number, file, rating, hidden (decisions F4)',
+      '`{ name, type, label?, required?, placeholder?, helpText?, options?, defaultValue?, validation?, condition? }` (the `FormField` schema); types: text, email, tel, textarea, select, checkbox, radio, date, datetime, time, number, file, rating, hidden (decisions F4). Problems are a 422 `SCHEMA_INVALID` with paths like `schema[2].options[0]`',
   },
+);
+
+/** A stored field definition, every key named (decisions F4), for the OpenAPI document and clients. */
+const FormFieldSchema = named(
+  'FormField',
+  Type.Object({
+    name: Type.String({ description: 'Starts with a letter; letters, digits, `_`, `-`; unique in the form' }),
+    type: Type.Unsafe<string>({ type: 'string', enum: [...FORM_FIELD_TYPES] }),
+    label: Type.Optional(Type.String({ maxLength: 255 })),
+    required: Type.Optional(Type.Boolean()),
+    placeholder: Type.Optional(Type.String({ maxLength: 255 })),
+    helpText: Type.Optional(Type.String({ maxLength: 1000 })),
+    options: Type.Optional(
+      Type.Array(Type.Object({ value: Type.String(), label: Type.Optional(Type.String()) }), {
+        description: 'select, radio, checkbox (a checkbox without options is one yes/no box)',
+      }),
+    ),
+    defaultValue: Type.Optional(Type.String({ description: "A hidden field's value when none is sent" })),
+    validation: Type.Optional(
+      Type.Object({
+        minLength: Type.Optional(Type.Integer()),
+        maxLength: Type.Optional(Type.Integer()),
+        min: Type.Optional(Type.Number()),
+        max: Type.Optional(Type.Number({ description: 'For rating: the top of the scale, 1-5' })),
+        pattern: Type.Optional(Type.String({ description: 'RE2, for text-like fields' })),
+        accept: Type.Optional(Type.Array(Type.String(), { description: 'File fields: media types, `image/*` for any image' })),
+        maxSizeMb: Type.Optional(Type.Number({ description: 'File fields: at most 10 (default 5)' })),
+      }),
+    ),
+    condition: Type.Optional(
+      Type.Object(
+        {
+          field: Type.String(),
+          operator: Type.Unsafe<string>({ type: 'string', enum: ['equals', 'notEquals', 'contains', 'isEmpty', 'isNotEmpty'] }),
+          value: Type.Optional(Type.String()),
+        },
+        { description: 'Show (and require) the field only when another field matches' },
+      ),
+    ),
+  }),
 );
 export const FormSchemaInput = Type.Union([Type.Array(FieldDefinition), Type.Object({ fields: Type.Array(FieldDefinition) })], {
   description: 'The form fields (at most 100): `[...]` or `{ fields: [...] }`',
@@ -85,7 +125,15 @@ export const formFields = fieldMap({
   locale: common.locale,
   translationGroup: common.translationGroup,
   submissionCount: { column: 'submission_count', schema: Type.Integer({ description: 'Stored submissions that are not spam' }), read: Number },
-  schema: { column: 'schema', schema: Type.Array(FieldDefinition), input: FormSchemaInput, create: 'required', read: json([]), write: toJson, summary: false },
+  schema: {
+    column: 'schema',
+    schema: Type.Array(ref(FormFieldSchema)),
+    input: FormSchemaInput,
+    create: 'required',
+    read: json([]),
+    write: toJson,
+    summary: false,
+  },
   settings: { column: 'settings', schema: FormSettingsSchema, input: FormSettingsSchema, read: json({}), write: toJson, insertDefault: '{}', summary: false },
   notifications: {
     column: 'notifications',
