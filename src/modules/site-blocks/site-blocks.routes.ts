@@ -187,7 +187,7 @@ export const siteBlocksModule: AppModule = {
           operationId: 'updateSiteBlockSchema',
           summary: 'Replace the field schema; the data is kept',
           description:
-            'All 17 field types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (B1). dataSource fields (B2): `source` one of contents, categories, tags, variables, siteBlocks (forms once forms exist), `filters` the list filters of that group (checked), `limit` 1-100 (default 10); at most 10 per schema, never inside arrays. Data fields no longer in the schema become orphans: readable, not validated.',
+            'All 17 field types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (B1). dataSource fields (B2): `source` one of contents, categories, tags, variables, forms, siteBlocks, `filters` the list filters of that group (checked), `limit` 1-100 (default 10); at most 10 per schema, never inside arrays. Data fields no longer in the schema become orphans: readable, not validated.',
           params: SlugParams,
           querystring: LocaleQuery,
           body: SchemaBody,

@@ -6,6 +6,7 @@ import { issuesError } from '../../shared/errors.js';
 import { DEFAULT_DATA_SOURCE_LIMIT, type DataSourceName, type FieldDefinition, type FieldIssue } from '../../shared/field-schema/index.js';
 import { categories } from '../categories/categories.resource.js';
 import { ContentListQuery } from '../contents/contents.schemas.js';
+import { forms } from '../forms/forms.resource.js';
 import { listContentSummaries } from '../contents/contents.service.js';
 import { tags } from '../tags/tags.resource.js';
 import { variables } from '../variables/variables.resource.js';
@@ -30,7 +31,7 @@ const withoutPaging = (query: TObject): TObject => {
   return Type.Object(rest, { additionalProperties: false });
 };
 
-const SOURCES: Partial<Record<DataSourceName, Source>> = {
+const SOURCES: Record<DataSourceName, Source> = {
   contents: {
     filters: withoutPaging(ContentListQuery),
     list: (db, siteId, query, audience) =>
@@ -44,7 +45,11 @@ const SOURCES: Partial<Record<DataSourceName, Source>> = {
   tags: { filters: withoutPaging(tags.schemas.ListQuery), list: (db, siteId, query) => tags.service.list(db, siteId, query as never) },
   variables: { filters: withoutPaging(variables.schemas.ListQuery), list: (db, siteId, query) => variables.service.list(db, siteId, query as never) },
   siteBlocks: { filters: withoutPaging(SiteBlockListQuery), list: (db, siteId, query, audience) => listSiteBlocks(db, siteId, query as never, audience) },
-  // forms: registered by the forms group when it exists (issue 11); until then a schema naming it is refused.
+  // Delivery tokens and public reads see active forms only (G13).
+  forms: {
+    filters: withoutPaging(forms.schemas.ListQuery),
+    list: (db, siteId, query, audience) => forms.service.list(db, siteId, query as never, audience === 'published'),
+  },
 };
 
 const validators = new Map<DataSourceName, ReturnType<typeof compileSchema>>();
@@ -74,10 +79,6 @@ export function checkDataSources(schema: FieldDefinition[]): void {
   eachDataSource(schema, (def, path) => {
     const name = def.source as DataSourceName;
     const source = SOURCES[name];
-    if (!source) {
-      issues.push({ path: `${path}.source`, message: `the ${name} data source is not available yet` });
-      return;
-    }
     if (def.filters === undefined) return;
     const filters = structuredClone(def.filters);
     const validate = validatorOf(name, source);
@@ -94,7 +95,7 @@ export function checkDataSources(schema: FieldDefinition[]): void {
 
 /**
  * The data as a reader sees it: each dataSource field set to its records, all fields resolved
- * side by side. A field whose group went away since (none today) resolves to [].
+ * side by side.
  */
 export async function resolveDataSources(db: Executor, siteId: string, schema: readonly FieldDefinition[], data: Record<string, unknown>, audience: Audience) {
   const jobs: Array<{ holder: string[]; def: FieldDefinition }> = [];
@@ -103,9 +104,7 @@ export async function resolveDataSources(db: Executor, siteId: string, schema: r
   const out = structuredClone(data);
   const results = await Promise.all(
     jobs.map(({ def }) => {
-      const source = SOURCES[def.source as DataSourceName];
-      if (!source) return Promise.resolve({ data: [] });
-      return source.list(db, siteId, { ...def.filters, page: 1, limit: def.limit ?? DEFAULT_DATA_SOURCE_LIMIT }, audience);
+      return SOURCES[def.source as DataSourceName].list(db, siteId, { ...def.filters, page: 1, limit: def.limit ?? DEFAULT_DATA_SOURCE_LIMIT }, audience);
     }),
   );
   jobs.forEach(({ holder }, i) => {

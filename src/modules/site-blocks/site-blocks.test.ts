@@ -232,7 +232,7 @@ describe('PUT /v1/site-blocks/:slug/schema', () => {
     expect422(await api.put('/v1/site-blocks/header/schema', ds({ limit: 101 })), 'SCHEMA_INVALID', ['schema[0].limit']);
     expect422(await api.put('/v1/site-blocks/header/schema', ds({ limit: 0 })), 'SCHEMA_INVALID', ['schema[0].limit']);
     expect422(await api.put('/v1/site-blocks/header/schema', ds({ source: 'reviews' })), 'SCHEMA_INVALID', ['schema[0].source']);
-    expect422(await api.put('/v1/site-blocks/header/schema', ds({ source: 'forms' })), 'SCHEMA_INVALID', ['schema[0].source']);
+    expect((await api.put('/v1/site-blocks/header/schema', ds({ source: 'forms', filters: { status: 'active' } }))).status).toBe(200);
     expect422(await api.put('/v1/site-blocks/header/schema', ds({ filters: 'type=post' })), 'SCHEMA_INVALID', ['schema[0].filters']);
     const many = Array.from({ length: 11 }, (_, i) => ({ name: `d${i}`, type: 'dataSource', source: 'tags' }));
     expect422(await api.put('/v1/site-blocks/header/schema', { schema: many }), 'SCHEMA_INVALID', ['schema[10]']);
@@ -521,6 +521,8 @@ describe('data sources', () => {
     await api.post('/v1/tags', { name: 'Red' });
     await api.post('/v1/tags', { name: 'Blue' });
     await api.post('/v1/variables', { key: 'phone', label: 'Phone', value: '555' });
+    await api.post('/v1/forms', { name: 'Contact', status: 'active', schema: [{ name: 'email', type: 'email' }] });
+    await api.post('/v1/forms', { name: 'Survey', status: 'draft', schema: [] });
     return cat;
   }
 
@@ -537,6 +539,7 @@ describe('data sources', () => {
       { name: 'vars', type: 'dataSource', source: 'variables' },
       { name: 'cats', type: 'dataSource', source: 'categories' },
       { name: 'blocks', type: 'dataSource', source: 'siteBlocks', filters: { type: 'global' } },
+      { name: 'forms', type: 'dataSource', source: 'forms' },
     ];
     expect((await api.put('/v1/site-blocks/home/schema', { schema })).status).toBe(200);
     await api.put('/v1/site-blocks/home/data', { data: { title: 'Home', sections: { intro: 'kept' } } });
@@ -552,6 +555,7 @@ describe('data sources', () => {
     expect(management.cats).toEqual([expect.objectContaining({ id: cat.id, name: 'News' })]);
     expect(management.blocks).toEqual([expect.objectContaining({ slug: 'footer', status: 'draft' })]);
     expect(management.blocks[0].data).toBeUndefined();
+    expect(management.forms.map((f: any) => `${f.slug}/${f.status}`)).toEqual(['survey/draft', 'contact/active']);
     expect(management.title).toBe('Home');
 
     const front = await deliveryClient(api);
@@ -559,6 +563,7 @@ describe('data sources', () => {
     expect(delivered.latest).toHaveLength(10);
     expect(delivered.latest.every((c: any) => c.status === 'published')).toBe(true);
     expect(delivered.blocks).toEqual([]);
+    expect(delivered.forms.map((f: any) => f.slug)).toEqual(['contact']);
     const key = await publicKeyOf(api);
     const pub = (await client(ctx.app).get(`/v1/public/site-blocks?path=/&siteKey=${key}`)).body.data.data;
     expect(pub).toEqual(delivered);
