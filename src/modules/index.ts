@@ -14,6 +14,7 @@ import { llmsModule } from './llms/llms.routes.js';
 import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
+import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -32,4 +33,5 @@ export const MODULES: readonly AppModule[] = [
   siteBlocksModule,
   formsModule,
   spamModule,
+  mediaFoldersModule,
 ];

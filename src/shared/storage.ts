@@ -27,6 +27,9 @@ export interface FileStorage {
   sweepTemporary(olderThanMs: number): Promise<number>;
 }
 
+/** Where a media file's original and variants are kept (`media/<site>/<file id>/...`). */
+export const mediaPrefix = (siteId: string, mediaId: string) => `media/${siteId}/${mediaId}`;
+
 const SAFE_KEY = /^[a-z0-9][a-z0-9/_-]*$/i;
 
 export class LocalDiskStorage implements FileStorage {

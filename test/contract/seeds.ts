@@ -10,6 +10,7 @@ import { sitemapSeeds } from './seeds/sitemap.js';
 import { llmsSeeds } from './seeds/llms.js';
 import { siteBlockSeeds } from './seeds/site-blocks.js';
 import { formSeeds } from './seeds/forms.js';
+import { mediaFolderSeeds } from './seeds/media-folders.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -36,6 +37,7 @@ export const SEEDS: Record<string, Seed> = {
   ...llmsSeeds,
   ...siteBlockSeeds,
   ...formSeeds,
+  ...mediaFolderSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {
