@@ -219,6 +219,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
     { prefix: '/v1' },
   );
+  for (const mod of modules) await mod.rootRoutes?.(app as App, deps);
 
   // Tokens revoked or changed by another process (the CLI, another instance) stop working at once;
   // modules forget what they cache (redirect rules) the same way.

@@ -16,6 +16,8 @@ export interface Config {
   database: { connectTimeoutMs: number; busyTimeoutMs: number };
   redisUrl: string | null;
   publicUrl: string;
+  /** The base of media file URLs (a CDN in front of /files); PUBLIC_URL when unset (decisions M5). */
+  mediaPublicUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimit: { max: number; publicMax: number; windowMs: number };
   allowPrivateNetwork: boolean;
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
+    mediaPublicUrl: url(env, 'MEDIA_PUBLIC_URL', null, ['http:', 'https:']) ?? url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
     logLevel,
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),

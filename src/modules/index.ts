@@ -15,6 +15,7 @@ import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
 import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
+import { mediaModule } from './media/media.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [
@@ -34,4 +35,5 @@ export const MODULES: readonly AppModule[] = [
   formsModule,
   spamModule,
   mediaFoldersModule,
+  mediaModule,
 ];

@@ -28,6 +28,8 @@ export interface AppModule {
   name: string;
   /** Registers the module's routes; called inside the `/v1` prefix. */
   routes(app: App, deps: ModuleDeps): void | Promise<void>;
+  /** Registers routes outside `/v1` (decisions G1: media delivery at `/files/...`). */
+  rootRoutes?(app: App, deps: ModuleDeps): void | Promise<void>;
   /** Registers the module's job handlers and periodic tasks with the worker. */
   jobs?(worker: Worker, deps: ModuleDeps): void;
 }

@@ -139,7 +139,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const out = toErrorBody(error);
     // A body over the limit: read and discard the rest before answering, so a client that sends
     // its whole body before reading gets the 413 instead of a connection reset.
-    if (out.statusCode === 413 && !request.raw.complete) await drain(request.raw);
+    // (A body a route already read to its end, like a multipart upload past its file limit, has nothing left to drain.)
+    if (out.statusCode === 413 && !request.raw.complete && !request.raw.readableEnded) await drain(request.raw);
     if (out.statusCode === 503)
       request.log.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'request failed: service unavailable');
     else if (out.statusCode >= 500) request.log.error({ err: error }, 'request failed');

@@ -209,7 +209,8 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     addHeaders: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true, 'retry-after': true },
     store: (redis ? fallbackStoreClass(redis, log, state) : MemoryStore) as never,
     skipOnError: true,
-    allowList: (req: FastifyRequest) => req.url === '/health',
+    // Media files are what a page embeds by the dozen, usually through a CDN: not counted.
+    allowList: (req: FastifyRequest) => req.url === '/health' || req.url.startsWith('/files/'),
     errorResponseBuilder: (_req, context) =>
       new AppError('RATE_LIMITED', { message: `Rate limit of ${context.max} requests exceeded; retry in ${context.after}.` }),
   });

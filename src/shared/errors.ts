@@ -63,6 +63,8 @@ export const ERROR_CATALOG = {
   SUBMISSION_BLOCKED: { status: 403, message: 'Submissions from this address are not accepted.' },
   CAPTCHA_FAILED: { status: 422, message: 'The captcha was not solved; try again.' },
   CAPTCHA_UNAVAILABLE: { status: 503, message: 'The captcha could not be verified; try again.' },
+  IMAGE_INVALID: { status: 422, message: 'The image cannot be read.' },
+  IMAGE_TOO_LARGE: { status: 422, message: 'The image has too many pixels to be decoded safely.' },
   FOLDER_NOT_FOUND: { status: 422, message: 'The folder does not exist on this site.' },
   FOLDER_DEPTH_EXCEEDED: { status: 422, message: 'Folders nest at most 3 levels deep.' },
   FORM_CLOSED: { status: 409, message: 'The form is closed and accepts no submissions.' },

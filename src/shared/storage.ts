@@ -19,7 +19,8 @@ export interface FileStorage {
   upload(body: Readable, inspect?: (chunk: Buffer) => void): Promise<{ tempKey: string; bytes: number }>;
   promote(tempKey: string, key: string): Promise<void>;
   discard(tempKey: string): Promise<void>;
-  read(key: string): Promise<{ stream: Readable; bytes: number } | null>;
+  /** The bytes of a key (a `range` of them: first and last byte, inclusive), with the whole file's size; null when missing. */
+  read(key: string, range?: { start: number; end: number }): Promise<{ stream: Readable; bytes: number } | null>;
   delete(key: string): Promise<void>;
   /** Deletes every file under a key prefix (a form's files with the form). */
   deletePrefix(prefix: string): Promise<void>;
@@ -79,11 +80,11 @@ export class LocalDiskStorage implements FileStorage {
     await fs.rm(this.file(tempKey), { force: true });
   }
 
-  async read(key: string) {
+  async read(key: string, range?: { start: number; end: number }) {
     const file = this.file(key);
     try {
       const stat = await fs.stat(file);
-      return { stream: createReadStream(file), bytes: stat.size };
+      return { stream: createReadStream(file, range), bytes: stat.size };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
@@ -121,11 +122,20 @@ export function sniffType(head: Buffer): string | null {
   if (head.subarray(0, 6).toString('latin1') === 'GIF87a' || head.subarray(0, 6).toString('latin1') === 'GIF89a') return 'image/gif';
   if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
   if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'application/pdf';
+  const ftyp = head.subarray(4, 8).toString('latin1') === 'ftyp' ? head.subarray(8, 12).toString('latin1') : null;
+  if (ftyp === 'avif' || ftyp === 'avis') return 'image/avif';
+  if (ftyp && /^(isom|iso2|mp41|mp42|M4V |avc1|dash)$/.test(ftyp)) return 'video/mp4';
+  if (ftyp === 'qt  ') return 'video/quicktime';
+  if (starts(0x1a, 0x45, 0xdf, 0xa3)) return 'video/webm';
+  if (head.subarray(0, 4).toString('latin1') === 'OggS') return 'audio/ogg';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WAVE') return 'audio/wav';
+  if (head.subarray(0, 3).toString('latin1') === 'ID3' || (head[0] === 0xff && (head[1]! & 0xe0) === 0xe0)) return 'audio/mpeg';
   if (starts(0x50, 0x4b, 0x03, 0x04)) return 'application/zip';
   // Text: valid UTF-8 with no NUL or other C0 control but tab, line feed, carriage return and form feed.
   if (head.length && !head.some((b) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c)) {
     const text = new TextDecoder('utf-8', { fatal: false }).decode(head.subarray(0, Math.max(0, head.length - 3)));
-    if (!text.includes('\uFFFD')) return 'text/plain';
+    if (!text.includes('\uFFFD'))
+      return /^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(text) ? 'image/svg+xml' : 'text/plain';
   }
   return null;
 }

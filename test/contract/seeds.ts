@@ -11,6 +11,7 @@ import { llmsSeeds } from './seeds/llms.js';
 import { siteBlockSeeds } from './seeds/site-blocks.js';
 import { formSeeds } from './seeds/forms.js';
 import { mediaFolderSeeds } from './seeds/media-folders.js';
+import { mediaSeeds } from './seeds/media.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -38,6 +39,7 @@ export const SEEDS: Record<string, Seed> = {
   ...siteBlockSeeds,
   ...formSeeds,
   ...mediaFolderSeeds,
+  ...mediaSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

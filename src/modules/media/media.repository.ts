@@ -1,0 +1,66 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor, Json, Timestamp } from '../../db/types.js';
+import { tableRepository } from '../../kit/repository.js';
+
+export interface MediaFilesTable {
+  id: string;
+  site_id: string;
+  folder_id: string | null;
+  filename: string;
+  original_name: string;
+  mime_type: string;
+  size: number;
+  width: number | null;
+  height: number | null;
+  alt: string | null;
+  title: string | null;
+  description: string | null;
+  storage_key: string;
+  etag: string;
+  variant_widths: Json<number[]>;
+  focal_x: number | null;
+  focal_y: number | null;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    media_files: MediaFilesTable;
+  }
+}
+
+export type MediaRow = Selectable<MediaFilesTable>;
+
+export const mediaTable = tableRepository('media_files');
+
+export function insertMedia(db: Executor, row: Insertable<MediaFilesTable>) {
+  return db.insertInto('media_files').values(row).execute();
+}
+
+export function findMedia(db: Executor, siteId: string, id: string): Promise<MediaRow | undefined> {
+  return db.selectFrom('media_files').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+}
+
+export function folderName(db: Executor, siteId: string, folderId: string) {
+  return db.selectFrom('media_folders').select(['id', 'name']).where('site_id', '=', siteId).where('id', '=', folderId).executeTakeFirst();
+}
+
+/** Trashed files of the site (all, or trashed before `before`): their ids, then deleted. */
+export async function deleteTrashed(db: Executor, siteId: string | null, before?: string): Promise<Array<{ id: string; site_id: string }>> {
+  let q = db.selectFrom('media_files').select(['id', 'site_id']).where('deleted_at', 'is not', null);
+  if (siteId) q = q.where('site_id', '=', siteId);
+  if (before) q = q.where('deleted_at', '<', before);
+  const rows = await q.limit(1000).execute();
+  if (rows.length)
+    await db
+      .deleteFrom('media_files')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+  return rows;
+}

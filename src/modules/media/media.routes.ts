@@ -1,0 +1,286 @@
+import { Type } from 'typebox';
+import { type ListSpec, listQueryFor } from '../../kit/repository.js';
+import { Data, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
+import { pageMeta } from '../../shared/pagination.js';
+import type { AppModule } from '../types.js';
+import { VARIANT_WIDTHS } from './media.images.js';
+import { mediaTable } from './media.repository.js';
+import * as service from './media.service.js';
+
+const tags = ['Media'];
+const Params = Type.Object({ id: Uuid });
+const Url = Type.String({ description: 'On MEDIA_PUBLIC_URL (a CDN) or PUBLIC_URL' });
+
+const MediaFile = named(
+  'MediaFile',
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    filename: Type.String({ description: 'The served name: a slug of the original, with the extension of the stored type' }),
+    originalName: Type.String(),
+    mimeType: Type.String({ description: 'Taken from the bytes, never from the name' }),
+    size: Type.Integer(),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    alt: Nullable(Type.String()),
+    title: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    url: Url,
+    variants: Nullable(
+      Type.Object(
+        { thumbnail: Url, card: Url, content: Url, medium: Url },
+        { description: '`?w=150`, `400`, `800`, `1200`: raster images only; never wider than the image' },
+      ),
+    ),
+    folderId: Nullable(Type.String({ format: 'uuid' })),
+    focalX: Nullable(Type.Number()),
+    focalY: Nullable(Type.Number()),
+    deletedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  }),
+);
+const MediaDetail = named(
+  'MediaFileDetail',
+  Type.Object({
+    ...MediaFile.properties,
+    folder: Nullable(Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })),
+    references: Type.Object({ contents: Type.Integer(), siteBlocks: Type.Integer() }),
+  }),
+);
+
+const mediaList = {
+  sort: ['created_at', 'updated_at', 'filename', 'size'],
+  search: ['filename', 'original_name', 'alt', 'title'],
+  common: ['search', 'ids', 'excludeIds'],
+  filters: {
+    folderId: Type.Optional(Type.Union([Uuid, Type.Literal('root')], { description: 'Files of this folder (`root`: outside any folder)' })),
+    type: Type.Optional(Type.String({ maxLength: 100, description: '`image`, `video`, `audio`, `document`, or a MIME type' })),
+    mimeType: Type.Optional(Type.String({ maxLength: 100 })),
+    sizeMin: Type.Optional(Type.Integer({ minimum: 0, description: 'Bytes, at least' })),
+    sizeMax: Type.Optional(Type.Integer({ minimum: 0, description: 'Bytes, at most' })),
+  },
+  apply: (qb, query) => service.applyMediaFilters(qb, query),
+} satisfies ListSpec<any, any>;
+const trashList = {
+  ...mediaList,
+  sort: ['deleted_at', 'created_at', 'filename', 'size'],
+  apply: (qb, query) => service.applyMediaFilters(qb, { ...query, trashed: true }),
+} satisfies ListSpec<any, any>;
+const ListQuery = listQueryFor(mediaList);
+const TrashQuery = listQueryFor(trashList);
+
+const FileParams = Type.Object({ siteId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }), filename: Type.String({ maxLength: 300 }) });
+const FileQuery = Type.Object({ w: Type.Optional(Type.String({ description: `A variant width: ${VARIANT_WIDTHS.join(', ')}` })) });
+const RANGE = /^bytes=(\d*)-(\d*)$/;
+
+/** The media library (spec "Media", decisions M1-M5, M8): uploads, the list, trash, delivery at /files. */
+export const mediaModule: AppModule = {
+  name: 'media',
+  routes(app, { db, storage, config }) {
+    const base = config.mediaPublicUrl;
+    const present = (rows: Array<Record<string, unknown>>) => rows.map((r) => service.toMedia(r as never, base));
+
+    app.get(
+      '/media',
+      {
+        config: { scope: 'media.view' },
+        schema: {
+          tags,
+          operationId: 'listMedia',
+          summary: 'List files (trashed ones left out)',
+          querystring: ListQuery,
+          response: { 200: Paginated(ref(MediaFile)) },
+        },
+      },
+      async (req) => {
+        const { rows, total } = await mediaTable.list(db, req.auth.siteId, req.query, mediaList);
+        return { data: present(rows), meta: pageMeta(total, req.query.page, req.query.limit) };
+      },
+    );
+
+    app.get(
+      '/media/trash',
+      {
+        config: { scope: 'media.view' },
+        schema: {
+          tags,
+          operationId: 'listMediaTrash',
+          summary: 'Trashed files, with deletedAt',
+          querystring: TrashQuery,
+          response: { 200: Paginated(ref(MediaFile)) },
+        },
+      },
+      async (req) => {
+        const { rows, total } = await mediaTable.list(db, req.auth.siteId, req.query, trashList);
+        return { data: present(rows), meta: pageMeta(total, req.query.page, req.query.limit) };
+      },
+    );
+
+    app.delete(
+      '/media/trash',
+      {
+        config: { scope: 'media.delete' },
+        schema: {
+          tags,
+          operationId: 'emptyMediaTrash',
+          summary: "Empty this site's trash for good",
+          response: { 200: Type.Object({ deleted: Type.Integer() }) },
+        },
+      },
+      async (req) => ({ deleted: await service.emptyTrash(db, storage, req.auth.siteId) }),
+    );
+
+    app.post(
+      '/media/upload',
+      {
+        config: { scope: 'media.upload' },
+        schema: {
+          tags,
+          operationId: 'uploadMedia',
+          summary: 'Upload a file (multipart/form-data)',
+          description:
+            'Parts: `file` (required; at most 50 MiB, one byte more is a 413 and nothing is stored), `alt`, `title`, `folderId`, and for images `maxWidth` (100-4000), `quality` (50-100), `optimize` (true: re-encode as WebP). The type is read from the bytes. Raster images are decoded and written again (orientation applied, location metadata dropped) with variants 150, 400, 800 and 1200 px wide, never upscaled; animations keep their frames; SVG is stored as sent and served sandboxed.',
+          consumes: ['multipart/form-data'],
+          response: { 201: Data(ref(MediaFile)) },
+        },
+      },
+      async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req, base) }),
+    );
+
+    app.get(
+      '/media/:id',
+      {
+        config: { scope: 'media.view' },
+        schema: { tags, operationId: 'getMedia', summary: 'A file with its folder and references', params: Params, response: { 200: Data(ref(MediaDetail)) } },
+      },
+      async (req) => ({ data: await service.getMedia(db, req.auth.siteId, req.params.id, base) }),
+    );
+
+    app.put(
+      '/media/:id',
+      {
+        config: { scope: 'media.update' },
+        schema: {
+          tags,
+          operationId: 'updateMedia',
+          summary: 'Alt text, title, description, focal point (the file stays)',
+          params: Params,
+          body: Type.Object(
+            {
+              alt: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+              title: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+              description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+              focalX: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'Where crops centre, 0 (left) to 1 (right)' }))),
+              focalY: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1, description: '0 (top) to 1 (bottom)' }))),
+            },
+            { minProperties: 1 },
+          ),
+          response: { 200: Data(ref(MediaDetail)) },
+        },
+      },
+      async (req) => ({ data: await service.updateMedia(db, req.auth.siteId, req.params.id, req.body, base) }),
+    );
+
+    app.delete(
+      '/media/:id',
+      {
+        config: { scope: 'media.delete' },
+        schema: {
+          tags,
+          operationId: 'trashMedia',
+          summary: `Move to the trash (the URL keeps working ${service.TRASH_DAYS} days)`,
+          params: Params,
+          response: { 200: Message },
+        },
+      },
+      async (req) => {
+        await service.trash(db, req.auth.siteId, req.params.id, true, base);
+        return { message: 'Media file moved to the trash.' };
+      },
+    );
+
+    app.post(
+      '/media/:id/restore',
+      {
+        config: { scope: 'media.update' },
+        schema: { tags, operationId: 'restoreMedia', summary: 'Bring a trashed file back', params: Params, response: { 200: Data(ref(MediaFile)) } },
+      },
+      async (req) => ({ data: await service.trash(db, req.auth.siteId, req.params.id, false, base) }),
+    );
+
+    app.delete(
+      '/media/:id/force',
+      {
+        config: { scope: 'media.delete' },
+        schema: { tags, operationId: 'forceDeleteMedia', summary: 'Delete for good (the URL is a 404 at once)', params: Params, response: { 200: Message } },
+      },
+      async (req) => {
+        await service.forceDelete(db, storage, req.auth.siteId, req.params.id);
+        return { message: 'Media file deleted.' };
+      },
+    );
+  },
+
+  rootRoutes(app, { db, storage }) {
+    app.get(
+      '/files/:siteId/:id/:filename',
+      {
+        schema: {
+          tags,
+          operationId: 'getMediaFile',
+          summary: 'A media file at its public URL (no token)',
+          description: `\`?w=\` one of ${VARIANT_WIDTHS.join(', ')} picks a variant (any other width is a 400). ETag, 304, Range (206). A trashed file answers for ${service.TRASH_DAYS} days; a deleted one is a 404.`,
+          params: FileParams,
+          querystring: FileQuery,
+        },
+      },
+      async (req, reply) => {
+        const w = req.query.w === undefined ? undefined : Number(req.query.w);
+        if (w !== undefined && !VARIANT_WIDTHS.includes(w as never)) {
+          return reply
+            .code(400)
+            .send({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST', message: `w must be one of ${VARIANT_WIDTHS.join(', ')}.` });
+        }
+        const found = await service.servedFile(db, req.params.siteId, req.params.id, req.params.filename, w);
+        if (!found) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
+        const { row, key, etag } = found;
+        reply
+          .header('etag', etag)
+          .header('cache-control', 'public, max-age=86400, stale-while-revalidate=604800')
+          .header('accept-ranges', 'bytes')
+          .header('x-content-type-options', 'nosniff');
+        // SVG (and anything that is not an image) can never run script in this origin.
+        if (row.mime_type === 'image/svg+xml') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+        if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.code(304).send();
+        const whole = await storage.read(key);
+        if (!whole) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
+        reply.header('content-type', row.mime_type);
+        const m = typeof req.headers.range === 'string' ? RANGE.exec(req.headers.range.trim()) : null;
+        if (req.headers.range && m && (m[1] || m[2])) {
+          whole.stream.destroy();
+          const size = whole.bytes;
+          const start = m[1] ? Number(m[1]) : Math.max(0, size - Number(m[2]));
+          const end = m[1] && m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+          if (start >= size || start > end) return reply.code(416).header('content-range', `bytes */${size}`).send();
+          const part = await storage.read(key, { start, end });
+          return reply
+            .code(206)
+            .header('content-range', `bytes ${start}-${end}/${size}`)
+            .header('content-length', String(end - start + 1))
+            .send(part!.stream);
+        }
+        return reply.header('content-length', String(whole.bytes)).send(whole.stream);
+      },
+    );
+  },
+
+  jobs(worker, { db, storage }) {
+    // Trashed files past TRASH_DAYS are purged (decisions M3); at most every ten minutes.
+    let purgedAt = 0;
+    worker.task('media.purge_trash', async () => {
+      if (Date.now() - purgedAt < 600_000) return 0;
+      purgedAt = Date.now();
+      return service.emptyTrash(db, storage, null, new Date(Date.now() - service.TRASH_DAYS * 86_400_000).toISOString());
+    });
+  },
+};

@@ -1,0 +1,307 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import { now, parseJson, toJson } from '../../db/json.js';
+import type { Db, Executor } from '../../db/types.js';
+import { AppError, invalid, notFound } from '../../shared/errors.js';
+import { slugify } from '../../shared/slug.js';
+import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
+import { isRaster, processImage, VARIANT_NAMES, VARIANT_WIDTHS } from './media.images.js';
+import * as repo from './media.repository.js';
+import type { MediaRow } from './media.repository.js';
+
+/** Uploads up to 50 MiB, exactly (decisions M1). */
+export const MAX_UPLOAD_BYTES = 52_428_800;
+/** A trashed file's URL works this long, then the purge removes it (decisions M3). */
+export const TRASH_DAYS = 30;
+
+const EXTENSIONS: Record<string, string> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'image/avif': 'avif',
+  'image/svg+xml': 'svg',
+  'application/pdf': 'pdf',
+  'application/zip': 'zip',
+  'text/plain': 'txt',
+  'video/mp4': 'mp4',
+  'video/quicktime': 'mov',
+  'video/webm': 'webm',
+  'audio/mpeg': 'mp3',
+  'audio/ogg': 'ogg',
+  'audio/wav': 'wav',
+};
+
+export const originalKey = (siteId: string, id: string) => `${mediaPrefix(siteId, id)}/original`;
+export const variantKey = (siteId: string, id: string, width: number) => `${mediaPrefix(siteId, id)}/w${width}`;
+
+/** The served name: the original name as a slug, with the extension of the stored type (never the client's). */
+function servedName(original: string, type: string): string {
+  const base = original.replace(/\.[^.]*$/, '');
+  return `${slugify(base, 120) || 'file'}.${EXTENSIONS[type] ?? 'bin'}`;
+}
+
+const etagOf = (body: Buffer) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+
+/** The API shape of a file (spec "Media file"): its URL on the public base, and the variants' URLs for raster images. */
+export function toMedia(r: MediaRow, baseUrl: string) {
+  const url = `${baseUrl}/files/${r.site_id}/${r.id}/${r.filename}`;
+  const v = VARIANT_NAMES;
+  const variants = isRaster(r.mime_type)
+    ? { thumbnail: `${url}?w=${v.thumbnail}`, card: `${url}?w=${v.card}`, content: `${url}?w=${v.content}`, medium: `${url}?w=${v.medium}` }
+    : null;
+  return {
+    id: r.id,
+    filename: r.filename,
+    originalName: r.original_name,
+    mimeType: r.mime_type,
+    size: Number(r.size),
+    width: r.width === null ? null : Number(r.width),
+    height: r.height === null ? null : Number(r.height),
+    alt: r.alt,
+    title: r.title,
+    description: r.description,
+    url,
+    variants,
+    folderId: r.folder_id,
+    focalX: r.focal_x === null ? null : Number(r.focal_x),
+    focalY: r.focal_y === null ? null : Number(r.focal_y),
+    deletedAt: r.deleted_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+interface UploadFields {
+  alt?: string;
+  title?: string;
+  folderId?: string;
+  maxWidth?: number;
+  quality?: number;
+  optimize?: boolean;
+}
+
+/** The text parts of an upload, checked like a JSON body would be (422 naming each field). */
+function uploadFields(raw: Record<string, string>): UploadFields {
+  const out: UploadFields = {};
+  const int = (name: string, min: number, max: number) => {
+    const v = raw[name];
+    if (v === undefined || v === '') return undefined;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw invalid('VALIDATION_FAILED', name, `must be a whole number from ${min} to ${max}`);
+    return Number(v);
+  };
+  out.maxWidth = int('maxWidth', 100, 4000);
+  out.quality = int('quality', 50, 100);
+  if (raw.optimize !== undefined && raw.optimize !== '') {
+    if (!['true', 'false', '1', '0'].includes(raw.optimize)) throw invalid('VALIDATION_FAILED', 'optimize', 'must be true or false');
+    out.optimize = raw.optimize === 'true' || raw.optimize === '1';
+  }
+  for (const [name, max] of [
+    ['alt', 1000],
+    ['title', 255],
+  ] as const) {
+    const v = raw[name];
+    if (v === undefined) continue;
+    if (v.length > max) throw invalid('VALIDATION_FAILED', name, `must be at most ${max} characters`);
+    out[name] = v;
+  }
+  if (raw.folderId) {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw.folderId)) throw invalid('VALIDATION_FAILED', 'folderId', 'must be a UUID');
+    out.folderId = raw.folderId.toLowerCase();
+  }
+  return out;
+}
+
+async function toBuffer(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * An upload (decisions M1, M8, G21): the multipart body read as a stream (the scope was checked
+ * before a byte was read), the file written to a temporary key while it arrives, 413 beyond
+ * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
+ * The row is committed, then the stored objects are promoted; any failure leaves neither.
+ */
+export async function upload(db: Db, storage: FileStorage, siteId: string, req: FastifyRequest, baseUrl: string) {
+  const raw: Record<string, string> = {};
+  const temps: string[] = [];
+  let file: { tempKey: string; size: number; head: Buffer; name: string; truncated: boolean } | null = null;
+  try {
+    // A file past the limit is cut (truncated) and the rest of the body still read; the 413 comes after.
+    const parts = req.parts({ throwFileSizeLimit: false, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 10, fieldSize: 10_000, parts: 12 } } as never);
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        if (typeof part.value === 'string' && part.fieldname !== '__proto__') raw[part.fieldname] = part.value;
+        continue;
+      }
+      if (part.fieldname !== 'file' || file) {
+        for await (const _ of part.file) {
+          // read and dropped
+        }
+        continue;
+      }
+      let head = Buffer.alloc(0);
+      const body = Readable.from(
+        (async function* () {
+          for await (const chunk of part.file as AsyncIterable<Buffer>) {
+            if (head.length < 512) head = Buffer.concat([head, chunk.subarray(0, 512 - head.length)]);
+            yield chunk;
+          }
+        })(),
+      );
+      const { tempKey, bytes } = await storage.upload(body);
+      temps.push(tempKey);
+      // Never thrown inside the loop: leaving it early would leave the rest of the body unread.
+      file = { tempKey, size: bytes, head, name: part.filename || 'file', truncated: part.file.truncated };
+    }
+    if (file?.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `A file is at most ${MAX_UPLOAD_BYTES} bytes (50 MiB).` });
+    if (!file) throw invalid('VALIDATION_FAILED', 'file', 'is required (multipart field "file")');
+    if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
+    const fields = uploadFields(raw);
+    if (fields.folderId && !(await repo.folderName(db, siteId, fields.folderId))) throw invalid('FOLDER_NOT_FOUND', 'folderId');
+
+    const sniffed = sniffType(file.head) ?? 'application/octet-stream';
+    const id = randomUUID();
+    let type = sniffed;
+    let size = file.size;
+    let width: number | null = null;
+    let height: number | null = null;
+    let etag: string;
+    const objects: Array<{ tempKey: string; key: string }> = [];
+    if (isRaster(sniffed)) {
+      const stored = await storage.read(file.tempKey);
+      const image = await processImage(await toBuffer(stored!.stream), sniffed, fields);
+      const original = await storage.upload(Readable.from([image.body]));
+      temps.push(original.tempKey);
+      objects.push({ tempKey: original.tempKey, key: originalKey(siteId, id) });
+      for (const v of image.variants) {
+        const put = await storage.upload(Readable.from([v.body]));
+        temps.push(put.tempKey);
+        objects.push({ tempKey: put.tempKey, key: variantKey(siteId, id, v.width) });
+      }
+      ({ type, width, height } = image);
+      size = image.body.length;
+      etag = etagOf(image.body);
+    } else {
+      const stored = await storage.read(file.tempKey);
+      etag = etagOf(await toBuffer(stored!.stream));
+      objects.push({ tempKey: file.tempKey, key: originalKey(siteId, id) });
+    }
+    const at = now();
+    const variantWidths = objects.length > 1 ? VARIANT_WIDTHS.filter((w) => w < (width ?? 0)) : [];
+    await repo.insertMedia(db, {
+      id,
+      site_id: siteId,
+      folder_id: fields.folderId ?? null,
+      filename: servedName(file.name, type),
+      original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
+      mime_type: type,
+      size,
+      width,
+      height,
+      alt: fields.alt ?? null,
+      title: fields.title ?? null,
+      description: null,
+      storage_key: originalKey(siteId, id),
+      etag,
+      variant_widths: toJson(variantWidths),
+      focal_x: null,
+      focal_y: null,
+      deleted_at: null,
+      created_at: at,
+      updated_at: at,
+    });
+    for (const o of objects) {
+      await storage.promote(o.tempKey, o.key);
+      temps.splice(temps.indexOf(o.tempKey), 1);
+    }
+    return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+  } finally {
+    // Whatever was not promoted goes: a failed upload leaves no file behind.
+    await Promise.all(temps.map((t) => storage.discard(t)));
+  }
+}
+
+export async function getMedia(db: Executor, siteId: string, id: string, baseUrl: string) {
+  const row = await repo.findMedia(db, siteId, id);
+  if (!row) throw notFound('media file');
+  const folder = row.folder_id ? ((await repo.folderName(db, siteId, row.folder_id)) ?? null) : null;
+  return { ...toMedia(row, baseUrl), folder, references: { contents: 0, siteBlocks: 0 } };
+}
+
+/** A file to serve at its URL: active, or trashed less than TRASH_DAYS ago (decisions M3); `w` one of the variants. */
+export async function servedFile(db: Executor, siteId: string, id: string, filename: string, width: number | undefined) {
+  const row = await repo.findMedia(db, siteId, id);
+  if (!row || row.filename !== filename) return null;
+  if (row.deleted_at && Date.now() - Date.parse(row.deleted_at) > TRASH_DAYS * 86_400_000) return null;
+  const widths = parseJson<number[]>(row.variant_widths, []);
+  const key = width && widths.includes(width) ? variantKey(siteId, id, width) : row.storage_key;
+  return { row, key, etag: width && widths.includes(width) ? `${row.etag.slice(0, -1)}-w${width}"` : row.etag };
+}
+
+const TYPE_GROUPS: Record<string, (qb: any) => any> = {
+  image: (qb) => qb.where('mime_type', 'like', 'image/%'),
+  video: (qb) => qb.where('mime_type', 'like', 'video/%'),
+  audio: (qb) => qb.where('mime_type', 'like', 'audio/%'),
+  document: (qb) =>
+    qb.where((eb: any) => eb.or([eb('mime_type', '=', 'application/pdf'), eb('mime_type', '=', 'text/plain'), eb('mime_type', '=', 'application/zip')])),
+};
+
+/** The list filters of decisions M5, for active files (`trashed`: the trash). */
+export function applyMediaFilters(qb: any, q: { folderId?: string; type?: string; mimeType?: string; sizeMin?: number; sizeMax?: number; trashed?: boolean }) {
+  let out = q.trashed ? qb.where('deleted_at', 'is not', null) : qb.where('deleted_at', 'is', null);
+  if (q.folderId) out = q.folderId === 'root' ? out.where('folder_id', 'is', null) : out.where('folder_id', '=', q.folderId);
+  if (q.type) out = TYPE_GROUPS[q.type] ? TYPE_GROUPS[q.type]!(out) : out.where('mime_type', '=', q.type);
+  if (q.mimeType) out = out.where('mime_type', '=', q.mimeType);
+  if (q.sizeMin !== undefined) out = out.where('size', '>=', q.sizeMin);
+  if (q.sizeMax !== undefined) out = out.where('size', '<=', q.sizeMax);
+  return out;
+}
+
+/** Alt text, title, description and the focal point; the file and its URL stay. */
+export async function updateMedia(
+  db: Db,
+  siteId: string,
+  id: string,
+  input: { alt?: string | null; title?: string | null; description?: string | null; focalX?: number | null; focalY?: number | null },
+  baseUrl: string,
+) {
+  const row = await repo.findMedia(db, siteId, id);
+  if (!row || row.deleted_at) throw notFound('media file');
+  await repo.mediaTable.update(
+    db,
+    siteId,
+    { id },
+    { alt: input.alt, title: input.title, description: input.description, focal_x: input.focalX, focal_y: input.focalY, updated_at: now() },
+  );
+  return getMedia(db, siteId, id, baseUrl);
+}
+
+/** To the trash (its URL keeps working for TRASH_DAYS), or back (decisions M3). */
+export async function trash(db: Db, siteId: string, id: string, trashed: boolean, baseUrl: string) {
+  const row = await repo.findMedia(db, siteId, id);
+  if (!row || Boolean(row.deleted_at) === trashed) throw notFound(trashed ? 'media file' : 'trashed media file');
+  const at = now();
+  await repo.mediaTable.update(db, siteId, { id }, { deleted_at: trashed ? at : null, updated_at: at });
+  return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+}
+
+/** Removed for good, its URL a 404 at once; the stored objects go after the row. */
+export async function forceDelete(db: Db, storage: FileStorage, siteId: string, id: string) {
+  if (!(await repo.mediaTable.delete(db, siteId, { id }))) throw notFound('media file');
+  await storage.deletePrefix(mediaPrefix(siteId, id));
+}
+
+/** Empties this site's trash (the purge job empties every site's, past TRASH_DAYS). */
+export async function emptyTrash(db: Db, storage: FileStorage, siteId: string | null, before?: string): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const rows = await repo.deleteTrashed(db, siteId, before);
+    for (const r of rows) await storage.deletePrefix(mediaPrefix(r.site_id, r.id));
+    deleted += rows.length;
+    if (rows.length < 1000) return deleted;
+  }
+}
