@@ -54,3 +54,20 @@ export function expect422(res: { status: number; body: any }, code: string, fiel
   if (JSON.stringify(got) !== JSON.stringify(want))
     throw new Error(`${label} expected errors on ${want.join(', ')}, got ${got.join(', ')}: ${JSON.stringify(res.body)}`);
 }
+
+export type MultipartPart = { name: string; value: string } | { name: string; filename: string; data: Buffer; type?: string };
+
+/** A multipart/form-data body of text and file parts, and its content type. */
+export function multipartBody(parts: MultipartPart[]) {
+  const boundary = `----cairn${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`;
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    if ('value' in p) chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`));
+    else {
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}\r\n\r\n`;
+      chunks.push(Buffer.from(head), p.data, Buffer.from('\r\n'));
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}

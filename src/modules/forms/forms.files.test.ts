@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allScopesExcept, createTokenFor } from '../../../test/helpers/app.js';
-import { client, expect422 } from '../../../test/helpers/http.js';
+import { client, expect422, multipartBody, type MultipartPart } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 /** Files sent with a form (decisions F11): streamed to storage, checked by their bytes, private to the inbox. */
@@ -11,24 +11,6 @@ const ctx = useTestApp();
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(200)]);
 const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(100)]);
-
-type Part = { name: string; value: string } | { name: string; filename: string; type: string; data: Buffer };
-
-function multipart(parts: Part[]) {
-  const boundary = `----cairn${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    if ('value' in p) chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`));
-    else {
-      chunks.push(
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.filename}"\r\nContent-Type: ${p.type}\r\n\r\n`),
-      );
-      chunks.push(p.data, Buffer.from('\r\n'));
-    }
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 const filesRoot = () => path.join(ctx.config.dataDir, 'files');
 /** Every file under the storage root (temporary ones included). */
@@ -52,8 +34,8 @@ async function setup() {
     })
   ).body.data;
   const key = (await api.get('/v1/site/info')).body.data.publicKey;
-  const post = (parts: Part[]) => {
-    const { payload, headers } = multipart(parts);
+  const post = (parts: MultipartPart[]) => {
+    const { payload, headers } = multipartBody(parts);
     return ctx.app.inject({ method: 'POST', url: `/v1/public/forms/apply/submissions?siteKey=${key}`, payload, headers });
   };
   const inbox = async () => (await api.get(`/v1/forms/${form.id}/submissions`)).body.data;

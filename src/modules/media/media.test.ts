@@ -4,34 +4,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { allScopesExcept, createTokenFor } from '../../../test/helpers/app.js';
-import { type Client, client, expect422, expectErrorShape } from '../../../test/helpers/http.js';
+import { type Client, client, expect422, expectErrorShape, multipartBody } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 const ctx = useTestApp();
 
-type Part = { name: string; value: string } | { name: string; filename: string; data: Buffer };
-
-function multipart(parts: Part[]) {
-  const boundary = `----cairn${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    if ('value' in p) chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`));
-    else {
-      chunks.push(
-        Buffer.from(
-          `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-        ),
-        p.data,
-        Buffer.from('\r\n'),
-      );
-    }
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
-
 async function upload(api: Client & { token: string }, filename: string, data: Buffer, fields: Record<string, string> = {}) {
-  const { payload, headers } = multipart([...Object.entries(fields).map(([name, value]) => ({ name, value })), { name: 'file', filename, data }]);
+  const { payload, headers } = multipartBody([...Object.entries(fields).map(([name, value]) => ({ name, value })), { name: 'file', filename, data }]);
   const res = await ctx.app.inject({ method: 'POST', url: '/v1/media/upload', payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
   return { status: res.statusCode, body: res.json() };
 }
