@@ -8,7 +8,15 @@ import { EMAIL_PREFERENCES, preferenceOf } from '../shared/notification-preferen
  * of the change that causes it, so a rolled-back change emits nothing and a crash after commit
  * loses nothing; webhook delivery reads the outbox afterwards.
  */
-export const EVENT_TYPES = ['content.published', 'content.archived', 'site_block.published', 'site_block.unpublished', 'form.submitted'] as const;
+export const EVENT_TYPES = [
+  'content.published',
+  'content.archived',
+  'site_block.published',
+  'site_block.unpublished',
+  'form.submitted',
+  'media.uploaded',
+  'media.deleted',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The job that e-mails an event to the site's recipients (handled by the notifications module). */

@@ -69,12 +69,13 @@ export async function moveFiles(db: Executor, siteId: string, ids: string[], fol
   return Number(res.numAffectedRows ?? 0);
 }
 
-/** Deletes the files in these folders; returns their ids (their stored objects go after the commit). */
-export async function deleteFilesOf(db: Executor, siteId: string, folderIds: string[]): Promise<string[]> {
+/** Deletes the files in these folders; returns what a media.deleted event tells of each (their stored objects go after the commit). */
+export async function deleteFilesOf(db: Executor, siteId: string, folderIds: string[]) {
   if (!folderIds.length) return [];
-  const { rows } = await sql<{ id: string }>`select id from media_files where site_id = ${siteId} and folder_id in (${sql.join(folderIds)})`.execute(db);
+  const { rows } = await sql<{ id: string; filename: string; mime_type: string; size: number }>`
+    select id, filename, mime_type, size from media_files where site_id = ${siteId} and folder_id in (${sql.join(folderIds)})`.execute(db);
   await sql`delete from media_files where site_id = ${siteId} and folder_id in (${sql.join(folderIds)})`.execute(db);
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, filename: r.filename, mimeType: r.mime_type, size: Number(r.size) }));
 }
 
 export function deleteFolders(db: Executor, siteId: string, ids: string[]) {

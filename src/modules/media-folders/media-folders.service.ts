@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { now } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
 import { invalid, notFound } from '../../shared/errors.js';
+import { emitEvent } from '../../jobs/outbox.js';
 import { type FileStorage, mediaPrefix } from '../../shared/storage.js';
 import * as repo from './media-folders.repository.js';
 import type { FolderRow } from './media-folders.repository.js';
@@ -177,7 +178,8 @@ export async function deleteFolder(db: Db, storage: FileStorage, siteId: string,
       const ids = folders.subtree(id);
       const files = await repo.deleteFilesOf(tx, siteId, ids);
       await repo.deleteFolders(tx, siteId, ids);
-      return files;
+      for (const f of files) await emitEvent(tx, siteId, 'media.deleted', f, at);
+      return files.map((f) => f.id);
     }
     for (const child of folders.children.get(id) ?? []) {
       await assertNameFree(tx, siteId, row.parent_id, child.name, child.id);
@@ -185,7 +187,7 @@ export async function deleteFolder(db: Db, storage: FileStorage, siteId: string,
     }
     await repo.moveFilesOf(tx, siteId, [id], row.parent_id, at);
     await repo.deleteFolders(tx, siteId, [id]);
-    return [];
+    return [] as string[];
   });
   for (const fileId of removedFiles) await storage.deletePrefix(mediaPrefix(siteId, fileId));
 }

@@ -47,9 +47,14 @@ export function folderName(db: Executor, siteId: string, folderId: string) {
   return db.selectFrom('media_folders').select(['id', 'name']).where('site_id', '=', siteId).where('id', '=', folderId).executeTakeFirst();
 }
 
-/** Trashed files of the site (all, or trashed before `before`): their ids, then deleted. */
-export async function deleteTrashed(db: Executor, siteId: string | null, before?: string): Promise<Array<{ id: string; site_id: string }>> {
-  let q = db.selectFrom('media_files').select(['id', 'site_id']).where('deleted_at', 'is not', null);
+export type DeletedMedia = Pick<MediaRow, 'id' | 'site_id' | 'filename' | 'mime_type' | 'size'>;
+
+/** What a media.deleted event tells of a file. */
+export const deletedEvent = (r: DeletedMedia) => ({ id: r.id, filename: r.filename, mimeType: r.mime_type, size: Number(r.size) });
+
+/** Up to 1,000 trashed files (of a site, or every site; trashed before `before`): read, then deleted. */
+export async function deleteTrashed(db: Executor, siteId: string | null, before?: string): Promise<DeletedMedia[]> {
+  let q = db.selectFrom('media_files').select(['id', 'site_id', 'filename', 'mime_type', 'size']).where('deleted_at', 'is not', null);
   if (siteId) q = q.where('site_id', '=', siteId);
   if (before) q = q.where('deleted_at', '<', before);
   const rows = await q.limit(1000).execute();

@@ -5,6 +5,7 @@ import { now, parseJson, toJson } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { slugify } from '../../shared/slug.js';
+import { emitEvent } from '../../jobs/outbox.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
 import { isRaster, processImage, VARIANT_NAMES, VARIANT_WIDTHS } from './media.images.js';
 import * as repo from './media.repository.js';
@@ -192,7 +193,7 @@ export async function upload(db: Db, storage: FileStorage, siteId: string, req: 
     }
     const at = now();
     const variantWidths = objects.length > 1 ? VARIANT_WIDTHS.filter((w) => w < (width ?? 0)) : [];
-    await repo.insertMedia(db, {
+    const row = {
       id,
       site_id: siteId,
       folder_id: fields.folderId ?? null,
@@ -213,6 +214,10 @@ export async function upload(db: Db, storage: FileStorage, siteId: string, req: 
       deleted_at: null,
       created_at: at,
       updated_at: at,
+    };
+    await db.transaction().execute(async (tx) => {
+      await repo.insertMedia(tx, row);
+      await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: type, size }, at);
     });
     for (const o of objects) {
       await storage.promote(o.tempKey, o.key);
@@ -291,7 +296,11 @@ export async function trash(db: Db, siteId: string, id: string, trashed: boolean
 
 /** Removed for good, its URL a 404 at once; the stored objects go after the row. */
 export async function forceDelete(db: Db, storage: FileStorage, siteId: string, id: string) {
-  if (!(await repo.mediaTable.delete(db, siteId, { id }))) throw notFound('media file');
+  await db.transaction().execute(async (tx) => {
+    const row = await repo.findMedia(tx, siteId, id);
+    if (!row || !(await repo.mediaTable.delete(tx, siteId, { id }))) throw notFound('media file');
+    await emitEvent(tx, siteId, 'media.deleted', repo.deletedEvent(row));
+  });
   await storage.deletePrefix(mediaPrefix(siteId, id));
 }
 
@@ -299,7 +308,11 @@ export async function forceDelete(db: Db, storage: FileStorage, siteId: string, 
 export async function emptyTrash(db: Db, storage: FileStorage, siteId: string | null, before?: string): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const rows = await repo.deleteTrashed(db, siteId, before);
+    const rows = await db.transaction().execute(async (tx) => {
+      const gone = await repo.deleteTrashed(tx, siteId, before);
+      for (const r of gone) await emitEvent(tx, r.site_id, 'media.deleted', repo.deletedEvent(r));
+      return gone;
+    });
     for (const r of rows) await storage.deletePrefix(mediaPrefix(r.site_id, r.id));
     deleted += rows.length;
     if (rows.length < 1000) return deleted;

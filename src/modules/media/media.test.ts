@@ -187,6 +187,12 @@ describe('media lifecycle and lists (decisions M3, M5)', () => {
     expect((await fetchFile(b.url)).status).toBe(404);
     expect((await api.get(`/v1/media/${b.id}`)).status).toBe(404);
     expect(stored().some((f) => f.includes(b.id))).toBe(false);
+    const events = await ctx.app.database.db.selectFrom('outbox_events').select(['type', 'payload']).where('site_id', '=', api.siteId).orderBy('id').execute();
+    const summary = events.map((e) => {
+      const data = typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload;
+      return `${e.type}:${data.id === a.id ? 'a' : data.id === b.id ? 'b' : '?'}`;
+    });
+    expect(summary).toEqual(['media.uploaded:a', 'media.uploaded:b', 'media.deleted:a', 'media.deleted:b']);
   });
 
   it('filters by folder, type, MIME type, size and text; updates metadata and the focal point', async () => {

@@ -58,6 +58,18 @@ export const FormSubmittedEventData = Type.Object(
   { additionalProperties: true },
 );
 
+/** `data` of media events: the file as it is (uploaded) or was (deleted). */
+export const MediaEventData = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    filename: Type.String(),
+    mimeType: Type.String(),
+    size: Type.Integer(),
+  },
+  { additionalProperties: true },
+);
+const mediaExample = { id: '5b0e8c4e-2f7a-4e57-9a57-0d1c8f0a3b21', filename: 'sunset.jpg', mimeType: 'image/jpeg', size: 482113 };
+
 /** The type sent by `POST /webhooks/:id/test`; not an event one subscribes to. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -112,6 +124,12 @@ export const EVENT_CATALOG: Record<EventType, CatalogEntry> = {
       data: { name: 'Ada', email: 'ada@example.com' },
       createdAt: '2026-11-22T10:00:00.000Z',
     },
+  },
+  'media.uploaded': { description: 'A file was uploaded to the media library (POST /media/upload).', data: MediaEventData, example: mediaExample },
+  'media.deleted': {
+    description: 'A file was removed for good: force-deleted, in an emptied trash or purged 30 days after it was trashed, or with its folder.',
+    data: MediaEventData,
+    example: mediaExample,
   },
 };
 

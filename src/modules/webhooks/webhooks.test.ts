@@ -257,7 +257,15 @@ describe('webhook management', () => {
     const { api } = await site();
     const res = await api.get('/v1/webhooks/events');
     expect(res.status).toBe(200);
-    const all = ['content.published', 'content.archived', 'site_block.published', 'site_block.unpublished', 'form.submitted'];
+    const all = [
+      'content.published',
+      'content.archived',
+      'site_block.published',
+      'site_block.unpublished',
+      'form.submitted',
+      'media.uploaded',
+      'media.deleted',
+    ];
     expect(res.body.data.map((e: any) => e.type)).toEqual(all);
     for (const e of res.body.data.slice(0, 2)) {
       expect(e.description).toEqual(expect.any(String));
