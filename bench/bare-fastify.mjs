@@ -21,6 +21,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
+import fastifyStatic from '@fastify/static';
 
 // ------------------------------------------------------------------------------------------------
 // Statements
@@ -282,6 +283,14 @@ export function createBareApp(file) {
   const app = Fastify({ logger: false });
 
   app.get('/bare/ready', async () => ({ ok: true }));
+
+  // The reference for media delivery: @fastify/static sending the stored variant from the same
+  // directory (ETag, Range, 304 as it does them), without a database lookup.
+  app.register(fastifyStatic, { root: path.join(process.env.CAIRN_DATA_DIR ?? '.', 'files'), serve: false });
+  app.get('/files/:siteId/:id/:filename', (req, reply) => {
+    const w = req.query.w;
+    return reply.type('image/jpeg').sendFile(`media/${req.params.siteId}/${req.params.id}/${w ? `w${w}` : 'original'}`);
+  });
 
   // The reference for the cached SEO outputs: the same bytes, built by the seeder
   // (bench/seed-seo.ts) and read from a file once, sent as they are.

@@ -4,6 +4,7 @@ import { seedRedirects } from './seed-redirects.js';
 import { seedSeo } from './seed-seo.js';
 import { seedSiteBlocks } from './seed-site-blocks.js';
 import { seedForms } from './seed-forms.js';
+import { seedMedia } from './seed-media.js';
 
 /**
  * What the seeding step knows, handed to every `path`, `body` and `headers` function. The base
@@ -112,6 +113,17 @@ export const ENDPOINTS: BenchEndpoint[] = [
   ...redirectResolves(),
   ...seoOutputs(),
   ...siteBlockReads(),
+  // A stored image variant at its public URL (issue 10), against @fastify/static sending the same file.
+  {
+    name: 'GET /files/...?w=400 (stored variant)',
+    method: 'GET',
+    path: (ctx) => String(ctx.mediaPath),
+    auth: false,
+    seed: seedMedia,
+    baselines: ['bareFastify'],
+    parity: false,
+    targets: { minRatio: { bareFastify: 0.8 } },
+  },
   // A visitor's form submission (issue 11): stored, counted, its webhook event and e-mail job
   // written in one transaction; the bare server does the same writes.
   {

@@ -1,6 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor, Json, Timestamp } from '../../db/types.js';
 import { tableRepository } from '../../kit/repository.js';
+import { prepared } from '../../db/prepared.js';
 
 export interface MediaFilesTable {
   id: string;
@@ -39,8 +40,13 @@ export function insertMedia(db: Executor, row: Insertable<MediaFilesTable>) {
   return db.insertInto('media_files').values(row).execute();
 }
 
+// Read on every file delivery: prepared (P16).
+const mediaById = prepared((db, p: { siteId: string; id: string }) =>
+  db.selectFrom('media_files').selectAll().where('site_id', '=', p.siteId).where('id', '=', p.id),
+);
+
 export function findMedia(db: Executor, siteId: string, id: string): Promise<MediaRow | undefined> {
-  return db.selectFrom('media_files').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+  return mediaById.executeTakeFirst(db, { siteId, id }) as Promise<MediaRow | undefined>;
 }
 
 export function folderName(db: Executor, siteId: string, folderId: string) {

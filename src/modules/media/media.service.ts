@@ -74,7 +74,7 @@ export function toMedia(r: MediaRow, baseUrl: string) {
   };
 }
 
-interface UploadFields {
+export interface UploadFields {
   alt?: string;
   title?: string;
   folderId?: string;
@@ -160,74 +160,90 @@ export async function upload(db: Db, storage: FileStorage, siteId: string, req: 
     }
     if (file?.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `A file is at most ${MAX_UPLOAD_BYTES} bytes (50 MiB).` });
     if (!file) throw invalid('VALIDATION_FAILED', 'file', 'is required (multipart field "file")');
-    if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
-    const fields = uploadFields(raw);
-    if (fields.folderId && !(await repo.folderName(db, siteId, fields.folderId))) throw invalid('FOLDER_NOT_FOUND', 'folderId');
-
-    const sniffed = sniffType(file.head) ?? 'application/octet-stream';
-    const id = randomUUID();
-    let type = sniffed;
-    let size = file.size;
-    let width: number | null = null;
-    let height: number | null = null;
-    let etag: string;
-    const objects: Array<{ tempKey: string; key: string }> = [];
-    if (isRaster(sniffed)) {
-      const stored = await storage.read(file.tempKey);
-      const image = await processImage(await toBuffer(stored!.stream), sniffed, fields);
-      const original = await storage.upload(Readable.from([image.body]));
-      temps.push(original.tempKey);
-      objects.push({ tempKey: original.tempKey, key: originalKey(siteId, id) });
-      for (const v of image.variants) {
-        const put = await storage.upload(Readable.from([v.body]));
-        temps.push(put.tempKey);
-        objects.push({ tempKey: put.tempKey, key: variantKey(siteId, id, v.width) });
-      }
-      ({ type, width, height } = image);
-      size = image.body.length;
-      etag = etagOf(image.body);
-    } else {
-      const stored = await storage.read(file.tempKey);
-      etag = etagOf(await toBuffer(stored!.stream));
-      objects.push({ tempKey: file.tempKey, key: originalKey(siteId, id) });
-    }
-    const at = now();
-    const variantWidths = objects.length > 1 ? VARIANT_WIDTHS.filter((w) => w < (width ?? 0)) : [];
-    const row = {
-      id,
-      site_id: siteId,
-      folder_id: fields.folderId ?? null,
-      filename: servedName(file.name, type),
-      original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
-      mime_type: type,
-      size,
-      width,
-      height,
-      alt: fields.alt ?? null,
-      title: fields.title ?? null,
-      description: null,
-      storage_key: originalKey(siteId, id),
-      etag,
-      variant_widths: toJson(variantWidths),
-      focal_x: null,
-      focal_y: null,
-      deleted_at: null,
-      created_at: at,
-      updated_at: at,
-    };
-    await db.transaction().execute(async (tx) => {
-      await repo.insertMedia(tx, row);
-      await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: type, size }, at);
-    });
-    for (const o of objects) {
-      await storage.promote(o.tempKey, o.key);
-      temps.splice(temps.indexOf(o.tempKey), 1);
-    }
-    return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+    return await storeUpload(db, storage, siteId, file, uploadFields(raw), baseUrl, temps);
   } finally {
     // Whatever was not promoted goes: a failed upload leaves no file behind.
     await Promise.all(temps.map((t) => storage.discard(t)));
   }
+}
+
+/**
+ * A file already streamed to a temporary key (`temps` holds the temporary keys the caller discards
+ * at the end; the promoted ones are taken out): checked, images processed, the row committed, the
+ * objects promoted. Shared by uploads and, later, uploads from a URL.
+ */
+export async function storeUpload(
+  db: Db,
+  storage: FileStorage,
+  siteId: string,
+  file: { tempKey: string; size: number; head: Buffer; name: string },
+  fields: UploadFields,
+  baseUrl: string,
+  temps: string[],
+) {
+  if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
+  if (fields.folderId && !(await repo.folderName(db, siteId, fields.folderId))) throw invalid('FOLDER_NOT_FOUND', 'folderId');
+
+  const sniffed = sniffType(file.head) ?? 'application/octet-stream';
+  const id = randomUUID();
+  let type = sniffed;
+  let size = file.size;
+  let width: number | null = null;
+  let height: number | null = null;
+  let etag: string;
+  const objects: Array<{ tempKey: string; key: string }> = [];
+  if (isRaster(sniffed)) {
+    const stored = await storage.read(file.tempKey);
+    const image = await processImage(await toBuffer(stored!.stream), sniffed, fields);
+    const original = await storage.upload(Readable.from([image.body]));
+    temps.push(original.tempKey);
+    objects.push({ tempKey: original.tempKey, key: originalKey(siteId, id) });
+    for (const v of image.variants) {
+      const put = await storage.upload(Readable.from([v.body]));
+      temps.push(put.tempKey);
+      objects.push({ tempKey: put.tempKey, key: variantKey(siteId, id, v.width) });
+    }
+    ({ type, width, height } = image);
+    size = image.body.length;
+    etag = etagOf(image.body);
+  } else {
+    const stored = await storage.read(file.tempKey);
+    etag = etagOf(await toBuffer(stored!.stream));
+    objects.push({ tempKey: file.tempKey, key: originalKey(siteId, id) });
+  }
+  const at = now();
+  const variantWidths = objects.length > 1 ? VARIANT_WIDTHS.filter((w) => w < (width ?? 0)) : [];
+  const row = {
+    id,
+    site_id: siteId,
+    folder_id: fields.folderId ?? null,
+    filename: servedName(file.name, type),
+    original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
+    mime_type: type,
+    size,
+    width,
+    height,
+    alt: fields.alt ?? null,
+    title: fields.title ?? null,
+    description: null,
+    storage_key: originalKey(siteId, id),
+    etag,
+    variant_widths: toJson(variantWidths),
+    focal_x: null,
+    focal_y: null,
+    deleted_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  await db.transaction().execute(async (tx) => {
+    await repo.insertMedia(tx, row);
+    await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: type, size }, at);
+  });
+  for (const o of objects) {
+    await storage.promote(o.tempKey, o.key);
+    temps.splice(temps.indexOf(o.tempKey), 1);
+  }
+  return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
 }
 
 export async function getMedia(db: Executor, siteId: string, id: string, baseUrl: string) {
