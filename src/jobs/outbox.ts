@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'site_block.unpublished',
   'form.submitted',
   'media.uploaded',
+  'media.replaced',
   'media.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

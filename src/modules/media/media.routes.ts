@@ -127,6 +127,23 @@ export const mediaModule: AppModule = {
       async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req, base) }),
     );
 
+    app.post(
+      '/media/:id/replace',
+      {
+        config: { scope: 'media.update' },
+        schema: {
+          tags,
+          operationId: 'replaceMedia',
+          summary: 'New bytes for a file: same id and URL, new ETag, variants made again',
+          description: 'The same multipart parts as an upload (`file`, `maxWidth`, `quality`, `optimize`). The served name stays, whatever the new type.',
+          params: Params,
+          consumes: ['multipart/form-data'],
+          response: { 200: Data(ref(MediaFile)) },
+        },
+      },
+      async (req) => ({ data: await service.replace(db, storage, req.auth.siteId, req.params.id, req, base) }),
+    );
+
     app.get(
       '/media/:id',
       {

@@ -7,7 +7,7 @@ import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { slugify } from '../../shared/slug.js';
 import { emitEvent } from '../../jobs/outbox.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
-import { isRaster, processImage, VARIANT_NAMES, VARIANT_WIDTHS } from './media.images.js';
+import { isRaster, processImage, VARIANT_NAMES } from './media.images.js';
 import * as repo from './media.repository.js';
 import type { MediaRow } from './media.repository.js';
 
@@ -126,44 +126,120 @@ async function toBuffer(stream: Readable): Promise<Buffer> {
  * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
  * The row is committed, then the stored objects are promoted; any failure leaves neither.
  */
-export async function upload(db: Db, storage: FileStorage, siteId: string, req: FastifyRequest, baseUrl: string) {
+type StreamedFile = { tempKey: string; size: number; head: Buffer; name: string };
+
+/**
+ * A multipart body's `file` (to a temporary key, added to `temps`) and its text parts. The body is
+ * read to its end whatever happens: past the limit the file is cut and the 413 comes after.
+ */
+async function readMultipart(req: FastifyRequest, storage: FileStorage, temps: string[]): Promise<{ file: StreamedFile; raw: Record<string, string> }> {
   const raw: Record<string, string> = {};
-  const temps: string[] = [];
-  let file: { tempKey: string; size: number; head: Buffer; name: string; truncated: boolean } | null = null;
-  try {
-    // A file past the limit is cut (truncated) and the rest of the body still read; the 413 comes after.
-    const parts = req.parts({ throwFileSizeLimit: false, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 10, fieldSize: 10_000, parts: 12 } } as never);
-    for await (const part of parts) {
-      if (part.type === 'field') {
-        if (typeof part.value === 'string' && part.fieldname !== '__proto__') raw[part.fieldname] = part.value;
-        continue;
-      }
-      if (part.fieldname !== 'file' || file) {
-        for await (const _ of part.file) {
-          // read and dropped
-        }
-        continue;
-      }
-      let head = Buffer.alloc(0);
-      const body = Readable.from(
-        (async function* () {
-          for await (const chunk of part.file as AsyncIterable<Buffer>) {
-            if (head.length < 512) head = Buffer.concat([head, chunk.subarray(0, 512 - head.length)]);
-            yield chunk;
-          }
-        })(),
-      );
-      const { tempKey, bytes } = await storage.upload(body);
-      temps.push(tempKey);
-      // Never thrown inside the loop: leaving it early would leave the rest of the body unread.
-      file = { tempKey, size: bytes, head, name: part.filename || 'file', truncated: part.file.truncated };
+  let file: (StreamedFile & { truncated: boolean }) | null = null;
+  const parts = req.parts({ throwFileSizeLimit: false, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 10, fieldSize: 10_000, parts: 12 } } as never);
+  for await (const part of parts) {
+    if (part.type === 'field') {
+      if (typeof part.value === 'string' && part.fieldname !== '__proto__') raw[part.fieldname] = part.value;
+      continue;
     }
-    if (file?.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `A file is at most ${MAX_UPLOAD_BYTES} bytes (50 MiB).` });
-    if (!file) throw invalid('VALIDATION_FAILED', 'file', 'is required (multipart field "file")');
-    return await storeUpload(db, storage, siteId, file, uploadFields(raw), baseUrl, temps);
+    if (part.fieldname !== 'file' || file) {
+      for await (const _ of part.file) {
+        // read and dropped
+      }
+      continue;
+    }
+    let head = Buffer.alloc(0);
+    const body = Readable.from(
+      (async function* () {
+        for await (const chunk of part.file as AsyncIterable<Buffer>) {
+          if (head.length < 512) head = Buffer.concat([head, chunk.subarray(0, 512 - head.length)]);
+          yield chunk;
+        }
+      })(),
+    );
+    const { tempKey, bytes } = await storage.upload(body);
+    temps.push(tempKey);
+    // Never thrown inside the loop: leaving it early would leave the rest of the body unread.
+    file = { tempKey, size: bytes, head, name: part.filename || 'file', truncated: part.file.truncated };
+  }
+  if (file?.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `A file is at most ${MAX_UPLOAD_BYTES} bytes (50 MiB).` });
+  if (!file) throw invalid('VALIDATION_FAILED', 'file', 'is required (multipart field "file")');
+  if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
+  return { file, raw };
+}
+
+/** Runs `work` with a list of temporary keys it adds to; whatever is still temporary at the end goes (a failed request leaves no file). */
+async function withTemps<T>(storage: FileStorage, work: (temps: string[]) => Promise<T>): Promise<T> {
+  const temps: string[] = [];
+  try {
+    return await work(temps);
   } finally {
-    // Whatever was not promoted goes: a failed upload leaves no file behind.
     await Promise.all(temps.map((t) => storage.discard(t)));
+  }
+}
+
+/**
+ * An upload (decisions M1, M8, G21): the multipart body read as a stream (the scope was checked
+ * before a byte was read), the file written to a temporary key while it arrives, 413 beyond
+ * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
+ * The row is committed, then the stored objects are promoted; any failure leaves neither.
+ */
+export function upload(db: Db, storage: FileStorage, siteId: string, req: FastifyRequest, baseUrl: string) {
+  return withTemps(storage, async (temps) => {
+    const { file, raw } = await readMultipart(req, storage, temps);
+    return storeUpload(db, storage, siteId, file, uploadFields(raw), baseUrl, temps);
+  });
+}
+
+interface Prepared {
+  type: string;
+  size: number;
+  width: number | null;
+  height: number | null;
+  etag: string;
+  variantWidths: number[];
+  objects: Array<{ tempKey: string; key: string }>;
+}
+
+/** The objects a file is stored as (the original, and for raster images their variants), still under temporary keys. */
+async function prepareObjects(storage: FileStorage, siteId: string, id: string, file: StreamedFile, options: UploadFields, temps: string[]): Promise<Prepared> {
+  const sniffed = sniffType(file.head) ?? 'application/octet-stream';
+  const stored = await storage.read(file.tempKey);
+  const bytes = await toBuffer(stored!.stream);
+  if (!isRaster(sniffed)) {
+    return {
+      type: sniffed,
+      size: file.size,
+      width: null,
+      height: null,
+      etag: etagOf(bytes),
+      variantWidths: [],
+      objects: [{ tempKey: file.tempKey, key: originalKey(siteId, id) }],
+    };
+  }
+  const image = await processImage(bytes, sniffed, options);
+  const objects: Prepared['objects'] = [];
+  const put = async (body: Buffer, key: string) => {
+    const { tempKey } = await storage.upload(Readable.from([body]));
+    temps.push(tempKey);
+    objects.push({ tempKey, key });
+  };
+  await put(image.body, originalKey(siteId, id));
+  for (const v of image.variants) await put(v.body, variantKey(siteId, id, v.width));
+  return {
+    type: image.type,
+    size: image.body.length,
+    width: image.width,
+    height: image.height,
+    etag: etagOf(image.body),
+    variantWidths: image.variants.map((v) => v.width),
+    objects,
+  };
+}
+
+async function promoteAll(storage: FileStorage, objects: Prepared['objects'], temps: string[]) {
+  for (const o of objects) {
+    await storage.promote(o.tempKey, o.key);
+    temps.splice(temps.indexOf(o.tempKey), 1);
   }
 }
 
@@ -172,63 +248,28 @@ export async function upload(db: Db, storage: FileStorage, siteId: string, req: 
  * at the end; the promoted ones are taken out): checked, images processed, the row committed, the
  * objects promoted. Shared by uploads and, later, uploads from a URL.
  */
-export async function storeUpload(
-  db: Db,
-  storage: FileStorage,
-  siteId: string,
-  file: { tempKey: string; size: number; head: Buffer; name: string },
-  fields: UploadFields,
-  baseUrl: string,
-  temps: string[],
-) {
+export async function storeUpload(db: Db, storage: FileStorage, siteId: string, file: StreamedFile, fields: UploadFields, baseUrl: string, temps: string[]) {
   if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
   if (fields.folderId && !(await repo.folderName(db, siteId, fields.folderId))) throw invalid('FOLDER_NOT_FOUND', 'folderId');
-
-  const sniffed = sniffType(file.head) ?? 'application/octet-stream';
   const id = randomUUID();
-  let type = sniffed;
-  let size = file.size;
-  let width: number | null = null;
-  let height: number | null = null;
-  let etag: string;
-  const objects: Array<{ tempKey: string; key: string }> = [];
-  if (isRaster(sniffed)) {
-    const stored = await storage.read(file.tempKey);
-    const image = await processImage(await toBuffer(stored!.stream), sniffed, fields);
-    const original = await storage.upload(Readable.from([image.body]));
-    temps.push(original.tempKey);
-    objects.push({ tempKey: original.tempKey, key: originalKey(siteId, id) });
-    for (const v of image.variants) {
-      const put = await storage.upload(Readable.from([v.body]));
-      temps.push(put.tempKey);
-      objects.push({ tempKey: put.tempKey, key: variantKey(siteId, id, v.width) });
-    }
-    ({ type, width, height } = image);
-    size = image.body.length;
-    etag = etagOf(image.body);
-  } else {
-    const stored = await storage.read(file.tempKey);
-    etag = etagOf(await toBuffer(stored!.stream));
-    objects.push({ tempKey: file.tempKey, key: originalKey(siteId, id) });
-  }
+  const p = await prepareObjects(storage, siteId, id, file, fields, temps);
   const at = now();
-  const variantWidths = objects.length > 1 ? VARIANT_WIDTHS.filter((w) => w < (width ?? 0)) : [];
   const row = {
     id,
     site_id: siteId,
     folder_id: fields.folderId ?? null,
-    filename: servedName(file.name, type),
+    filename: servedName(file.name, p.type),
     original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
-    mime_type: type,
-    size,
-    width,
-    height,
+    mime_type: p.type,
+    size: p.size,
+    width: p.width,
+    height: p.height,
     alt: fields.alt ?? null,
     title: fields.title ?? null,
     description: null,
     storage_key: originalKey(siteId, id),
-    etag,
-    variant_widths: toJson(variantWidths),
+    etag: p.etag,
+    variant_widths: toJson(p.variantWidths),
     focal_x: null,
     focal_y: null,
     deleted_at: null,
@@ -237,13 +278,46 @@ export async function storeUpload(
   };
   await db.transaction().execute(async (tx) => {
     await repo.insertMedia(tx, row);
-    await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: type, size }, at);
+    await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: p.type, size: p.size }, at);
   });
-  for (const o of objects) {
-    await storage.promote(o.tempKey, o.key);
-    temps.splice(temps.indexOf(o.tempKey), 1);
-  }
+  await promoteAll(storage, p.objects, temps);
   return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+}
+
+/**
+ * Replace (decisions M3, M12): the same id and URL (the served name stays, even for another
+ * type), new bytes, a new ETag, the variants made again (those the new image is too narrow for
+ * are removed), `media.replaced`. The row changes first, then the objects are promoted over the old.
+ */
+export function replace(db: Db, storage: FileStorage, siteId: string, id: string, req: FastifyRequest, baseUrl: string) {
+  return withTemps(storage, async (temps) => {
+    const current = await repo.findMedia(db, siteId, id);
+    if (!current || current.deleted_at) throw notFound('media file');
+    const { file, raw } = await readMultipart(req, storage, temps);
+    const p = await prepareObjects(storage, siteId, id, file, uploadFields(raw), temps);
+    const at = now();
+    await db.transaction().execute(async (tx) => {
+      await repo.mediaTable.update(
+        tx,
+        siteId,
+        { id },
+        {
+          original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
+          mime_type: p.type,
+          size: p.size,
+          width: p.width,
+          height: p.height,
+          etag: p.etag,
+          variant_widths: toJson(p.variantWidths),
+          updated_at: at,
+        },
+      );
+      await emitEvent(tx, siteId, 'media.replaced', { id, filename: current.filename, mimeType: p.type, size: p.size }, at);
+    });
+    await promoteAll(storage, p.objects, temps);
+    for (const w of parseJson<number[]>(current.variant_widths, [])) if (!p.variantWidths.includes(w)) await storage.delete(variantKey(siteId, id, w));
+    return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+  });
 }
 
 export async function getMedia(db: Executor, siteId: string, id: string, baseUrl: string) {

@@ -165,6 +165,53 @@ describe('media uploads (decisions M1, M5, M8)', () => {
 });
 
 describe('media lifecycle and lists (decisions M3, M5)', () => {
+  it('replaces the bytes under the same id and URL: new ETag, variants made again, stale ones gone', async () => {
+    const api = await ctx.site();
+    const m = (await upload(api, 'hero.png', await png(2000, 1000))).body.data;
+    const before = await fetchFile(`${m.url}?w=800`);
+    const small = await sharp({ create: { width: 300, height: 200, channels: 3, background: 'blue' } })
+      .jpeg()
+      .toBuffer();
+    const { payload, headers } = multipartBody([{ name: 'file', filename: 'other.jpg', data: small }]);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/media/${m.id}/replace`,
+      payload,
+      headers: { ...headers, authorization: `Bearer ${api.token}` },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({
+      id: m.id,
+      url: m.url,
+      filename: 'hero.png',
+      mimeType: 'image/jpeg',
+      width: 300,
+      height: 200,
+      originalName: 'other.jpg',
+    });
+    const after = await fetchFile(`${m.url}?w=800`);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    expect(after.headers['content-type']).toBe('image/jpeg');
+    expect((await sharp(after.body).metadata()).width).toBe(300);
+    expect((await fetchFile(m.url, { 'if-none-match': String(before.headers.etag) })).status).toBe(200);
+    expect(
+      stored()
+        .filter((f) => f.includes(m.id))
+        .map((f) => path.basename(f))
+        .sort(),
+    ).toEqual(['original', 'w150']);
+    const types = (await ctx.app.database.db.selectFrom('outbox_events').select('type').where('site_id', '=', api.siteId).execute()).map((e) => e.type);
+    expect(types).toEqual(['media.uploaded', 'media.replaced']);
+    await api.delete(`/v1/media/${m.id}`);
+    const trashed = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/media/${m.id}/replace`,
+      payload,
+      headers: { ...headers, authorization: `Bearer ${api.token}` },
+    });
+    expect(trashed.statusCode).toBe(404);
+  });
+
   it("trashes (URL still served), restores, force-deletes (URL 404) and empties only this site's trash", async () => {
     const api = await ctx.site();
     const a = (await upload(api, 'a.png', await png(20, 20))).body.data;

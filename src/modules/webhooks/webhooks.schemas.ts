@@ -126,6 +126,11 @@ export const EVENT_CATALOG: Record<EventType, CatalogEntry> = {
     },
   },
   'media.uploaded': { description: 'A file was uploaded to the media library (POST /media/upload).', data: MediaEventData, example: mediaExample },
+  'media.replaced': {
+    description: 'A file got new bytes under the same id and URL (POST /media/:id/replace); its ETag changed.',
+    data: MediaEventData,
+    example: mediaExample,
+  },
   'media.deleted': {
     description: 'A file was removed for good: force-deleted, in an emptied trash or purged 30 days after it was trashed, or with its folder.',
     data: MediaEventData,

@@ -264,6 +264,7 @@ describe('webhook management', () => {
       'site_block.unpublished',
       'form.submitted',
       'media.uploaded',
+      'media.replaced',
       'media.deleted',
     ];
     expect(res.body.data.map((e: any) => e.type)).toEqual(all);
