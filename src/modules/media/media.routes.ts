@@ -6,6 +6,7 @@ import type { AppModule } from '../types.js';
 import { VARIANT_WIDTHS } from './media.images.js';
 import { mediaTable } from './media.repository.js';
 import * as service from './media.service.js';
+import { FileBytesCache } from './media.cache.js';
 
 const tags = ['Media'];
 const Params = Type.Object({ id: Uuid });
@@ -72,6 +73,13 @@ const TrashQuery = listQueryFor(trashList);
 const FileParams = Type.Object({ siteId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }), filename: Type.String({ maxLength: 300 }) });
 const FileQuery = Type.Object({ w: Type.Optional(Type.String({ description: `A variant width: ${VARIANT_WIDTHS.join(', ')}` })) });
 const RANGE = /^bytes=(\d*)-(\d*)$/;
+
+/** One `bytes=a-b`, `a-` or `-n` range of a file of `size` bytes (inclusive ends); null when it starts past the end. */
+function byteRange(m: RegExpExecArray, size: number): { start: number; end: number } | null {
+  const start = m[1] ? Number(m[1]) : Math.max(0, size - Number(m[2]));
+  const end = m[1] && m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+  return start >= size || start > end ? null : { start, end };
+}
 
 /** The media library (spec "Media", decisions M1-M5, M8): uploads, the list, trash, delivery at /files. */
 export const mediaModule: AppModule = {
@@ -219,6 +227,7 @@ export const mediaModule: AppModule = {
   },
 
   rootRoutes(app, { db, storage }) {
+    const cache = new FileBytesCache();
     app.get(
       '/files/:siteId/:id/:filename',
       {
@@ -249,24 +258,37 @@ export const mediaModule: AppModule = {
         // SVG (and anything that is not an image) can never run script in this origin.
         if (row.mime_type === 'image/svg+xml') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
         if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.code(304).send();
-        const whole = await storage.read(key);
-        if (!whole) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
         reply.header('content-type', row.mime_type);
         const m = typeof req.headers.range === 'string' ? RANGE.exec(req.headers.range.trim()) : null;
-        if (req.headers.range && m && (m[1] || m[2])) {
-          whole.stream.destroy();
-          const size = whole.bytes;
-          const start = m[1] ? Number(m[1]) : Math.max(0, size - Number(m[2]));
-          const end = m[1] && m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
-          if (start >= size || start > end) return reply.code(416).header('content-range', `bytes */${size}`).send();
-          const part = await storage.read(key, { start, end });
-          return reply
-            .code(206)
-            .header('content-range', `bytes ${start}-${end}/${size}`)
-            .header('content-length', String(end - start + 1))
-            .send(part!.stream);
+        const range = req.headers.range && m && (m[1] || m[2]) ? m : null;
+        // Small files from memory (keyed by ETag, so never a replaced version); large ones streamed.
+        let body = cache.get(key, etag);
+        if (!body) {
+          const whole = await storage.read(key);
+          if (!whole) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
+          if (whole.bytes > cache.maxFileBytes) {
+            if (!range) return reply.header('content-length', String(whole.bytes)).send(whole.stream);
+            whole.stream.destroy();
+            const r = byteRange(range, whole.bytes);
+            if (!r) return reply.code(416).header('content-range', `bytes */${whole.bytes}`).send();
+            const part = await storage.read(key, r);
+            return reply
+              .code(206)
+              .header('content-range', `bytes ${r.start}-${r.end}/${whole.bytes}`)
+              .header('content-length', String(r.end - r.start + 1))
+              .send(part!.stream);
+          }
+          body = await service.toBuffer(whole.stream);
+          cache.set(key, etag, body);
         }
-        return reply.header('content-length', String(whole.bytes)).send(whole.stream);
+        if (!range) return reply.header('content-length', String(body.length)).send(body);
+        const r = byteRange(range, body.length);
+        if (!r) return reply.code(416).header('content-range', `bytes */${body.length}`).send();
+        return reply
+          .code(206)
+          .header('content-range', `bytes ${r.start}-${r.end}/${body.length}`)
+          .header('content-length', String(r.end - r.start + 1))
+          .send(body.subarray(r.start, r.end + 1));
       },
     );
   },

@@ -114,7 +114,7 @@ function uploadFields(raw: Record<string, string>): UploadFields {
   return out;
 }
 
-async function toBuffer(stream: Readable): Promise<Buffer> {
+export async function toBuffer(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(c as Buffer);
   return Buffer.concat(chunks);

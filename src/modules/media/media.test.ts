@@ -66,6 +66,8 @@ describe('media uploads (decisions M1, M5, M8)', () => {
     expect(range.status).toBe(206);
     expect(range.headers['content-range']).toBe(`bytes 0-7/${m.size}`);
     expect(range.body).toEqual(original.body.subarray(0, 8));
+    // Served again (from memory now): the same bytes.
+    expect((await fetchFile(m.url)).body.equals(original.body)).toBe(true);
     expect((await fetchFile(m.url, { range: `bytes=${m.size + 10}-` })).status).toBe(416);
     expect((await fetchFile(`${m.url}?w=300`)).status).toBe(400);
     expect((await fetchFile(m.url.replace('big-photo.png', 'other.png'))).status).toBe(404);
@@ -160,6 +162,11 @@ describe('media uploads (decisions M1, M5, M8)', () => {
     const exact = await upload(api, 'exact.bin', Buffer.alloc(52_428_800, 1));
     expect(exact.status).toBe(201);
     expect(exact.body.data).toMatchObject({ size: 52_428_800, mimeType: 'application/octet-stream', filename: 'exact.bin' });
+    // A file past the in-memory size is streamed from storage, ranges too.
+    const tail = await fetchFile(exact.body.data.url, { range: 'bytes=-5' });
+    expect(tail.status).toBe(206);
+    expect(tail.headers['content-range']).toBe('bytes 52428795-52428799/52428800');
+    expect(tail.body).toEqual(Buffer.alloc(5, 1));
     expect(stored().length).toBe(files + 1);
   }, 60_000);
 });
