@@ -63,6 +63,7 @@ export const ERROR_CATALOG = {
   SUBMISSION_BLOCKED: { status: 403, message: 'Submissions from this address are not accepted.' },
   CAPTCHA_FAILED: { status: 422, message: 'The captcha was not solved; try again.' },
   CAPTCHA_UNAVAILABLE: { status: 503, message: 'The captcha could not be verified; try again.' },
+  URL_FETCH_FAILED: { status: 422, message: 'The file at the URL cannot be fetched.' },
   IMAGE_INVALID: { status: 422, message: 'The image cannot be read.' },
   IMAGE_TOO_LARGE: { status: 422, message: 'The image has too many pixels to be decoded safely.' },
   FOLDER_NOT_FOUND: { status: 422, message: 'The folder does not exist on this site.' },

@@ -127,3 +127,64 @@ export async function postGuarded(
     req.end(body);
   });
 }
+
+export class FetchRefused extends Error {}
+
+/**
+ * A GET of an address a user typed in (media upload-from-url, decisions M2): http(s) only, every
+ * address checked at every hop (IP literals here, names through the guarded lookup), at most
+ * `maxRedirects` redirects, no answer within `timeoutMs` refused. Resolves with the 2xx answer's
+ * body stream (the caller caps what it reads); refusals are a `FetchRefused` saying why.
+ */
+export async function getGuarded(
+  url: string,
+  settings: { timeoutMs: number; allowPrivateNetwork: boolean; maxRedirects: number },
+): Promise<{ body: http.IncomingMessage; finalUrl: URL }> {
+  const guard = { allowPrivate: settings.allowPrivateNetwork };
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new FetchRefused('is not a URL');
+  }
+  for (let hop = 0; ; hop++) {
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new FetchRefused('must use http or https');
+    if (isIP(urlHost(target))) {
+      try {
+        await resolvePublic(urlHost(target), guard);
+      } catch (err) {
+        throw new FetchRefused(`points to an address that is not public (${(err as Error).message})`);
+      }
+    }
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const transport = target.protocol === 'https:' ? https : http;
+      const req = transport.get(
+        target,
+        { agent: false, lookup: guardedLookup(guard) as never, headers: { accept: '*/*', 'user-agent': 'Cairn media fetch' } },
+        resolve,
+      );
+      req.setTimeout(settings.timeoutMs, () => req.destroy(new FetchRefused(`gave no answer within ${settings.timeoutMs} ms`)));
+      req.on('error', (err) =>
+        reject(
+          err instanceof BlockedAddressError
+            ? new FetchRefused(`points to an address that is not public (${err.message})`)
+            : err instanceof FetchRefused
+              ? err
+              : new FetchRefused(`cannot be fetched (${(err as NodeJS.ErrnoException).code ?? err.message})`),
+        ),
+      );
+    });
+    const code = res.statusCode ?? 0;
+    if (code >= 300 && code < 400 && res.headers.location) {
+      res.resume();
+      if (hop >= settings.maxRedirects) throw new FetchRefused(`redirects more than ${settings.maxRedirects} times`);
+      target = new URL(res.headers.location, target);
+      continue;
+    }
+    if (code < 200 || code >= 300) {
+      res.resume();
+      throw new FetchRefused(`answered HTTP ${code}`);
+    }
+    return { body: res, finalUrl: target };
+  }
+}

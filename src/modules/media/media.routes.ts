@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { type ListSpec, listQueryFor } from '../../kit/repository.js';
-import { Data, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
+import { Data, HttpUrl, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
 import { pageMeta } from '../../shared/pagination.js';
 import type { AppModule } from '../types.js';
 import { VARIANT_WIDTHS } from './media.images.js';
@@ -133,6 +133,30 @@ export const mediaModule: AppModule = {
         },
       },
       async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req, base) }),
+    );
+
+    app.post(
+      '/media/upload-from-url',
+      {
+        config: { scope: 'media.upload' },
+        schema: {
+          tags,
+          operationId: 'uploadMediaFromUrl',
+          summary: 'Fetch a file from a public URL into the library',
+          description:
+            'http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload.',
+          body: Type.Object({
+            url: HttpUrl({ description: 'Where the file is' }),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The file's name (default: the URL's last path segment)" })),
+            alt: Type.Optional(Type.String({ maxLength: 1000 })),
+            title: Type.Optional(Type.String({ maxLength: 255 })),
+            folderId: Type.Optional(Uuid),
+          }),
+          response: { 201: Data(ref(MediaFile)) },
+        },
+      },
+      async (req, reply) =>
+        reply.code(201).send({ data: await service.uploadFromUrl(db, storage, req.auth.siteId, req.body, base, config.allowPrivateNetwork) }),
     );
 
     app.post(

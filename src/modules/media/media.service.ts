@@ -6,6 +6,7 @@ import type { Db, Executor } from '../../db/types.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { slugify } from '../../shared/slug.js';
 import { emitEvent } from '../../jobs/outbox.js';
+import { FetchRefused, getGuarded } from '../../shared/outbound.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
 import { isRaster, processImage, VARIANT_NAMES } from './media.images.js';
 import * as repo from './media.repository.js';
@@ -317,6 +318,73 @@ export function replace(db: Db, storage: FileStorage, siteId: string, id: string
     await promoteAll(storage, p.objects, temps);
     for (const w of parseJson<number[]>(current.variant_widths, [])) if (!p.variantWidths.includes(w)) await storage.delete(variantKey(siteId, id, w));
     return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
+  });
+}
+
+/** How long a fetch from a URL may take, answer and body (decisions M2). */
+export const FETCH_TIMEOUT_MS = 30_000;
+
+/**
+ * An upload from a URL (decisions M2): fetched through the guarded GET (http(s), every address
+ * public at every hop, at most 3 redirects, a deadline), capped at 50 MiB while it downloads,
+ * then stored like an upload. Every refusal is a 422 on `url` saying why.
+ */
+export function uploadFromUrl(
+  db: Db,
+  storage: FileStorage,
+  siteId: string,
+  input: { url: string; name?: string; alt?: string; title?: string; folderId?: string },
+  baseUrl: string,
+  allowPrivateNetwork: boolean,
+) {
+  const refused = (why: string) => invalid('URL_FETCH_FAILED', 'url', `The URL ${why}.`);
+  return withTemps(storage, async (temps) => {
+    let fetched: Awaited<ReturnType<typeof getGuarded>>;
+    try {
+      fetched = await getGuarded(input.url, { timeoutMs: FETCH_TIMEOUT_MS, allowPrivateNetwork, maxRedirects: 3 });
+    } catch (err) {
+      if (err instanceof FetchRefused) throw refused(err.message);
+      throw err;
+    }
+    const { body, finalUrl } = fetched;
+    const deadline = setTimeout(() => body.destroy(new FetchRefused(`took longer than ${FETCH_TIMEOUT_MS} ms`)), FETCH_TIMEOUT_MS);
+    let head = Buffer.alloc(0);
+    let tooLarge = false;
+    const capped = Readable.from(
+      (async function* () {
+        let size = 0;
+        for await (const chunk of body as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (size > MAX_UPLOAD_BYTES) {
+            tooLarge = true;
+            body.destroy();
+            return;
+          }
+          if (head.length < 512) head = Buffer.concat([head, chunk.subarray(0, 512 - head.length)]);
+          yield chunk;
+        }
+      })(),
+    );
+    let stored: { tempKey: string; bytes: number };
+    try {
+      stored = await storage.upload(capped);
+    } catch (err) {
+      throw refused(err instanceof FetchRefused ? err.message : 'stopped sending before the end');
+    } finally {
+      clearTimeout(deadline);
+    }
+    temps.push(stored.tempKey);
+    if (tooLarge) throw refused(`holds a file larger than ${MAX_UPLOAD_BYTES} bytes (50 MiB)`);
+    let name = input.name;
+    if (!name) {
+      try {
+        name = decodeURIComponent(finalUrl.pathname.split('/').pop() ?? '');
+      } catch {
+        name = '';
+      }
+    }
+    const file = { tempKey: stored.tempKey, size: stored.bytes, head, name: name || 'file' };
+    return storeUpload(db, storage, siteId, file, { alt: input.alt, title: input.title, folderId: input.folderId }, baseUrl, temps);
   });
 }
 

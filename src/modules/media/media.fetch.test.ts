@@ -1,0 +1,82 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createSiteWithToken } from '../../../test/helpers/app.js';
+import { client, expect422 } from '../../../test/helpers/http.js';
+import { useTestApp } from '../../../test/helpers/suite.js';
+
+/** Upload from a URL (decisions M2) against a real HTTP server on loopback (tests allow loopback explicitly). */
+const ctx = useTestApp();
+let base = '';
+let server: http.Server;
+let photo: Buffer;
+
+beforeAll(async () => {
+  photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: 'orange' } })
+    .jpeg()
+    .toBuffer();
+  server = http.createServer((req, res) => {
+    const hop = /^\/hop\/(\d+)$/.exec(req.url ?? '');
+    if (hop) {
+      const n = Number(hop[1]);
+      res.writeHead(302, { location: n > 0 ? `/hop/${n - 1}` : '/files/Sea%20view.jpg' }).end();
+    } else if (req.url?.startsWith('/files/')) res.writeHead(200, { 'content-type': 'text/plain' }).end(photo);
+    else if (req.url === '/big') {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(1024 * 1024, 7);
+      let sent = 0;
+      const pump = () => {
+        while (sent < 51) {
+          sent++;
+          if (!res.write(chunk)) return res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    } else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+describe('upload from a URL (decisions M2)', () => {
+  it('fetches through up to 3 redirects, types the file by its bytes and names it from the URL', async () => {
+    const api = await ctx.site();
+    const res = await api.post('/v1/media/upload-from-url', { url: `${base}/hop/2`, alt: 'The sea' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data).toMatchObject({
+      originalName: 'Sea view.jpg',
+      filename: 'sea-view.jpg',
+      mimeType: 'image/jpeg',
+      width: 640,
+      height: 480,
+      alt: 'The sea',
+    });
+    expect((await api.post('/v1/media/upload-from-url', { url: `${base}/files/a.jpg`, name: 'Custom.jpg' })).body.data.originalName).toBe('Custom.jpg');
+    expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/hop/3` }), 'URL_FETCH_FAILED', ['url']);
+    expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/nope` }), 'URL_FETCH_FAILED', ['url']);
+    expect422(await api.post('/v1/media/upload-from-url', { url: 'ftp://example.com/x.jpg' }), 'VALIDATION_FAILED', ['url']);
+    const big = await api.post('/v1/media/upload-from-url', { url: `${base}/big` });
+    expect422(big, 'URL_FETCH_FAILED', ['url']);
+    expect(big.body.message).toContain('50 MiB');
+    expect((await api.get('/v1/media')).body.meta.total).toBe(2);
+  }, 30_000);
+
+  it('refuses loopback and private addresses unless the service allows them', async () => {
+    const strict = await buildTestApp({ allowPrivateNetwork: false });
+    try {
+      const s = await createSiteWithToken(strict.app);
+      const api = client(strict.app, s.token);
+      for (const url of [`${base}/files/a.jpg`, 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://10.0.0.1/x']) {
+        const res = await api.post('/v1/media/upload-from-url', { url });
+        expect(res.status, url).toBe(422);
+        expect(res.body.errors.url[0], url).toContain('not public');
+      }
+      expect((await api.get('/v1/media')).body.meta.total).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+});
