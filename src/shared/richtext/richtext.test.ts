@@ -492,6 +492,23 @@ describe('markdown output and round trip', () => {
     expect(blocks(md).filter((b) => b.type === 'bulletList')).toHaveLength(2);
   });
 
+  it('round-trips a link that spans a hard break and ends on a space (a counterexample CI found)', () => {
+    const link = { type: 'link', attrs: { href: 'https://l.example/x', target: null, rel: null } };
+    const v = validateDoc({
+      type: 'doc',
+      content: [
+        {
+          type: 'paragraph',
+          content: [{ type: 'text', marks: [link], text: 'a' }, { type: 'hardBreak' }, { type: 'text', marks: [link], text: ' ' }, { type: 'text', text: 'a' }],
+        },
+      ],
+    } as never);
+    expect(v.ok).toBe(true);
+    if (!v.ok) return;
+    const d2 = markdownToDoc(renderDoc(v.doc).markdown);
+    expect(markdownToDoc(renderDoc(d2).markdown)).toEqual(d2);
+  });
+
   it('round-trips random documents to a fixed point', () => {
     const word = fc
       .array(fc.constantFrom('a', 'b', ' ', '*', '_', '`', '#', '-', '1.', '[', ']', '<', '&amp;', '|', '\\', '!'), { minLength: 1, maxLength: 6 })

@@ -265,9 +265,13 @@ function inlineMd(input: readonly RTNode[], opts: InlineOptions): string {
         pendingWs += ' ';
         continue;
       }
-      // Keep open only the marks that continue on both sides of the break.
+      // Keep open only the marks that continue on both sides of the break: after it, on text that
+      // is not only whitespace (a mark carried by a lone space and then closed would put the
+      // break at the very end of a link, which the parser reads back differently).
       const prevMarks = i > 0 ? delimMarks(nodes[i - 1]!) : [];
-      const nextMarks = i + 1 < nodes.length ? delimMarks(nodes[i + 1]!) : [];
+      let j = i + 1;
+      while (j < nodes.length && nodes[j]!.type === 'text' && !isCode(nodes[j]!) && nodes[j]!.text!.trim() === '') j++;
+      const nextMarks = j < nodes.length && nodes[j]!.type !== 'hardBreak' ? delimMarks(nodes[j]!) : [];
       const both = prevMarks.filter((m) => hasMark(nextMarks, m));
       closeTo(keptPrefix(stack, both));
       out += `${pendingWs}\\\n`;
