@@ -85,8 +85,8 @@ export function translatableResource<F extends Fields, P extends TProperties = {
   const unique = spec.unique ?? [];
   type Api = ApiOf<F>;
 
-  /** Only what delivery tokens see when `delivered` (decisions G13). */
-  async function getRow(db: Executor, siteId: string, id: number, delivered = false): Promise<Row> {
+  /** `delivered`: only what delivery tokens see (decisions G13); writes, which only management tokens make, pass false. */
+  async function getRow(db: Executor, siteId: string, id: number, delivered: boolean): Promise<Row> {
     const row = await repo.find(db, siteId, { id });
     if (!row || (delivered && spec.delivery && row[spec.delivery.column] !== spec.delivery.value)) throw notFound(spec.noun);
     return row;
@@ -134,12 +134,12 @@ export function translatableResource<F extends Fields, P extends TProperties = {
     getRow,
     present,
 
-    async list(db: Executor, siteId: string, query: ListQuery & CommonFilterValues, delivered = false) {
+    async list(db: Executor, siteId: string, query: ListQuery & CommonFilterValues, delivered: boolean) {
       const { rows, total } = await repo.list(db, siteId, { ...query, delivered }, listSpec);
       return { data: await present(db, siteId, rows), meta: pageMeta(total, query.page, query.limit) };
     },
 
-    async get(db: Executor, siteId: string, id: number, delivered = false): Promise<Api> {
+    async get(db: Executor, siteId: string, id: number, delivered: boolean): Promise<Api> {
       const [out] = await present(db, siteId, [await getRow(db, siteId, id, delivered)]);
       return out!;
     },
@@ -156,13 +156,13 @@ export function translatableResource<F extends Fields, P extends TProperties = {
         row.translation_group = input.translationGroup ?? newTranslationGroup();
         await spec.rules?.create?.(tx, { siteId, locale, input, row });
         row.created_at = row.updated_at = now();
-        return service.get(tx, siteId, await repo.insert(tx, row));
+        return service.get(tx, siteId, await repo.insert(tx, row), false);
       });
     },
 
     async update(db: Db, siteId: string, id: number, input: Row): Promise<Api> {
       return db.transaction().execute(async (tx) => {
-        const current = await getRow(tx, siteId, id);
+        const current = await getRow(tx, siteId, id, false);
         for (const [field, code, stored] of fields.immutableChanges(input, current)) {
           throw invalid(code, field, `The ${field} of a ${spec.noun} cannot be changed (it is "${String(stored)}").`);
         }
@@ -172,7 +172,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
         await assertUnique(tx, siteId, current.locale, changed, id);
         await spec.rules?.update?.(tx, { siteId, current, input, patch });
         await repo.update(tx, siteId, { id }, { ...patch, updated_at: now() });
-        return service.get(tx, siteId, id);
+        return service.get(tx, siteId, id, false);
       });
     },
 
@@ -183,13 +183,13 @@ export function translatableResource<F extends Fields, P extends TProperties = {
         return;
       }
       await db.transaction().execute(async (tx) => {
-        await rule(tx, { siteId, current: await getRow(tx, siteId, id) });
+        await rule(tx, { siteId, current: await getRow(tx, siteId, id, false) });
         await repo.delete(tx, siteId, { id });
       });
     },
 
     /** Status per enabled locale (decisions G10): the translated fields filled in the source must be filled in each member. */
-    async translations(db: Executor, siteId: string, id: number, delivered = false) {
+    async translations(db: Executor, siteId: string, id: number, delivered: boolean) {
       const current = await getRow(db, siteId, id, delivered);
       const { enabledLocales } = await getSiteLocales(db, siteId);
       const members = await groupMembers<Row>(db, spec.table, siteId, current.translation_group);
@@ -201,7 +201,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
     async copyToLocale(db: Db, siteId: string, id: number, body: { targetLocale?: string; locale?: string }): Promise<Api> {
       const target = copyTargetLocale(await getSiteLocales(db, siteId), body);
       return db.transaction().execute(async (tx) => {
-        const current = await getRow(tx, siteId, id);
+        const current = await getRow(tx, siteId, id, false);
         await assertLocaleFree(tx, spec.table, siteId, current.translation_group, target);
         const row: Row = { ...fields.insertRow(fields.toApi(current)), site_id: siteId, locale: target, translation_group: current.translation_group };
         for (const u of unique) {
@@ -214,7 +214,7 @@ export function translatableResource<F extends Fields, P extends TProperties = {
         }
         await spec.rules?.copy?.(tx, { siteId, current, target, row });
         row.created_at = row.updated_at = now();
-        return service.get(tx, siteId, await repo.insert(tx, row));
+        return service.get(tx, siteId, await repo.insert(tx, row), false);
       });
     },
   };

@@ -146,7 +146,7 @@ export const CategoryDetailQuery = Type.Object({
 
 /** A category with its parent, its effective schema and a page of the contents the token may see. */
 export async function categoryDetail(db: Executor, siteId: string, id: number, page: { page: number; limit: number }, visibility: Visibility) {
-  const row = await categories.service.getRow(db, siteId, id);
+  const row = await categories.service.getRow(db, siteId, id, 'publishedOnly' in visibility && visibility.publishedOnly === true);
   const chain = await repo.ancestors(db, siteId, nullableNumber(row.parent_id) as number | null);
   const [category] = await categories.service.present(db, siteId, [row]);
   const contents = await contentsOfCategory(db, siteId, id, page, visibility);

@@ -172,7 +172,7 @@ export async function getBlockByPath(db: Executor, siteId: string, rawPath: stri
   const locales = await getSiteLocales(db, siteId);
   let locale = localeInput ? canonicalLocale(localeInput) : locales.defaultLocale;
   if (!locale) throw invalid('LOCALE_INVALID', 'locale');
-  let path = normalizePath(rawPath);
+  const path = normalizePath(rawPath);
   if (!localeInput) {
     const [first, ...rest] = path.slice(1).split('/');
     const prefixed = locales.enabledLocales.find((l) => l.toLowerCase() === first?.toLowerCase());
@@ -182,7 +182,6 @@ export async function getBlockByPath(db: Executor, siteId: string, rawPath: stri
     }
     locale = locales.defaultLocale;
   }
-  path = normalizePath(path);
   const row = await repo.findByPath(db, siteId, locale, path);
   if (!row || (audience === 'published' && row.status !== 'published')) throw notFound('page block');
   return detail(db, siteId, row, audience);

@@ -41,9 +41,18 @@ const SOURCES: Record<DataSourceName, Source> = {
         query as never,
       ),
   },
-  categories: { filters: withoutPaging(categories.schemas.ListQuery), list: (db, siteId, query) => categories.service.list(db, siteId, query as never) },
-  tags: { filters: withoutPaging(tags.schemas.ListQuery), list: (db, siteId, query) => tags.service.list(db, siteId, query as never) },
-  variables: { filters: withoutPaging(variables.schemas.ListQuery), list: (db, siteId, query) => variables.service.list(db, siteId, query as never) },
+  categories: {
+    filters: withoutPaging(categories.schemas.ListQuery),
+    list: (db, siteId, query, audience) => categories.service.list(db, siteId, query as never, audience === 'published'),
+  },
+  tags: {
+    filters: withoutPaging(tags.schemas.ListQuery),
+    list: (db, siteId, query, audience) => tags.service.list(db, siteId, query as never, audience === 'published'),
+  },
+  variables: {
+    filters: withoutPaging(variables.schemas.ListQuery),
+    list: (db, siteId, query, audience) => variables.service.list(db, siteId, query as never, audience === 'published'),
+  },
   siteBlocks: { filters: withoutPaging(SiteBlockListQuery), list: (db, siteId, query, audience) => listSiteBlocks(db, siteId, query as never, audience) },
   // Delivery tokens and public reads see active forms only (G13).
   forms: {
