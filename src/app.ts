@@ -23,7 +23,7 @@ import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
 import { createMailer } from './shared/mailer.js';
-import { LocalDiskStorage } from './shared/storage.js';
+import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
 
@@ -35,6 +35,8 @@ declare module 'fastify' {
     routeTable: RouteInfo[];
     /** The in-process worker; tests drive it with worker.runDueJobs() / worker.tick(). */
     worker: Worker;
+    /** Where files live (local disk or S3); tests list it to prove a failed request left nothing. */
+    storage: FileStorage;
   }
 }
 
@@ -142,12 +144,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   if (options.migrate !== false) await migrateToLatest(database);
   const changes = new ChangeFeed();
   const mailer = createMailer(config.mail, () => app.log);
-  const storage = new LocalDiskStorage(path.join(config.dataDir, 'files'));
+  const storage = await openStorage(config, app.log);
   const deps = { db: database.db, config, secrets, changes, mailer, storage };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
   app.decorate('database', database);
+  app.decorate('storage', storage);
   app.addSchema(ErrorBodySchema);
   for (const schema of namedSchemas()) app.addSchema(schema);
   registerErrorHandling(app);

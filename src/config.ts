@@ -46,6 +46,12 @@ export interface Config {
   indexNow: { endpoint: string; intervalMs: number };
   /** E-mail notifications (decisions F3, F9): the SMTP server (`smtp://` or `smtps://`, none: e-mails are logged as skipped) and the sender. */
   mail: { smtpUrl: string | null; from: string };
+  /**
+   * Where files are kept: local disk under `dataDir/files` (null), or an S3-compatible bucket
+   * (S3_BUCKET set). forcePathStyle: `endpoint/bucket/key` addressing, which MinIO, Ceph and most
+   * self-hosted stores need; on by default when an endpoint is given.
+   */
+  s3: { endpoint: string | null; bucket: string; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean } | null;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +89,26 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string | null, prot
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function s3Config(env: NodeJS.ProcessEnv): Config['s3'] {
+  const bucket = env.S3_BUCKET?.trim();
+  if (!bucket) return null;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError(`S3_BUCKET must be a bucket name (3-63 lowercase letters, digits, dots, hyphens), got "${bucket}"`);
+  const endpoint = url(env, 'S3_ENDPOINT', null, ['http:', 'https:']);
+  const accessKeyId = env.S3_ACCESS_KEY_ID?.trim() || null;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY?.trim() || null;
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey))
+    throw new ConfigError("S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together (or neither, for the SDK's own credential chain)");
+  return {
+    endpoint,
+    bucket,
+    region: env.S3_REGION?.trim() || 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', endpoint !== null),
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -154,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       endpoint: url(env, 'INDEXNOW_ENDPOINT', 'https://api.indexnow.org/indexnow', ['http:', 'https:'])!,
       intervalMs: integer(env, 'INDEXNOW_INTERVAL_MS', 10_000, 0, 86_400_000),
     },
+    s3: s3Config(env),
     mail: {
       smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
       from: env.MAIL_FROM?.trim() || 'Cairn <no-reply@localhost>',

@@ -4,10 +4,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type Config, ConfigError } from '../config.js';
 
 /**
  * Where files live, behind one interface (architecture "Files"): local disk under
- * `$CAIRN_DATA_DIR/files` today, an S3 bucket with the media library. Keys are made by the
+ * `$CAIRN_DATA_DIR/files` by default, or an S3-compatible bucket (storage-s3.ts). Keys are made by the
  * service (`private/forms/<site>/<form>/<uuid>`), never from a client's file name.
  *
  * A file and its row are never out of step: an upload is written under a temporary key first
@@ -26,6 +27,28 @@ export interface FileStorage {
   deletePrefix(prefix: string): Promise<void>;
   /** Deletes temporary files older than `olderThanMs`; returns how many. */
   sweepTemporary(olderThanMs: number): Promise<number>;
+  /** Every key under a prefix (`''`: all), sorted; for housekeeping and tests. */
+  list(prefix: string): Promise<string[]>;
+}
+
+/**
+ * The configured store: the S3 bucket when S3_BUCKET is set (the SDK is loaded only then), else
+ * local disk. A bucket that does not exist or refuses the credentials stops the start with the
+ * reason; a store that does not answer yet is logged, and file requests answer 503 until it does.
+ */
+export async function openStorage(config: Config, log: { warn(o: object, msg: string): void }): Promise<FileStorage> {
+  if (!config.s3) return new LocalDiskStorage(path.join(config.dataDir, 'files'));
+  const { S3Storage } = await import('./storage-s3.js');
+  const store = new S3Storage(config.s3);
+  try {
+    await store.check();
+  } catch (err) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 404) throw new ConfigError(`S3_BUCKET "${config.s3.bucket}" does not exist at ${config.s3.endpoint ?? 'AWS'}`);
+    if (status === 403 || status === 401) throw new ConfigError(`S3 refused the credentials for bucket "${config.s3.bucket}" (HTTP ${status})`);
+    log.warn({ err: { message: (err as Error).message } }, 'S3 storage unreachable at start-up; file requests answer 503 until it answers');
+  }
+  return store;
 }
 
 /** Where a media file's original and variants are kept (`media/<site>/<file id>/...`). */
@@ -97,6 +120,16 @@ export class LocalDiskStorage implements FileStorage {
 
   async deletePrefix(prefix: string) {
     await fs.rm(this.file(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+  }
+
+  async list(prefix: string) {
+    const names = (await fs.readdir(this.root, { recursive: true }).catch(() => [] as string[])) as string[];
+    const keys: string[] = [];
+    for (const name of names) {
+      const key = name.split(path.sep).join('/');
+      if (key.startsWith(prefix) && (await fs.stat(path.join(this.root, name)).catch(() => null))?.isFile()) keys.push(key);
+    }
+    return keys.sort();
   }
 
   async sweepTemporary(olderThanMs: number) {

@@ -8,6 +8,7 @@ import { createApp, type CreateAppOptions } from '../../src/app.js';
 import { createSite, createUser } from '../../src/modules/sites/sites.service.js';
 import { createToken, type TokenKind } from '../../src/modules/api-tokens/api-tokens.service.js';
 import { ALL_SCOPES } from '../../src/shared/scopes.js';
+import { testBucket } from './s3.js';
 
 export type TestApp = Awaited<ReturnType<typeof createApp>>;
 
@@ -17,6 +18,9 @@ export type TestApp = Awaited<ReturnType<typeof createApp>>;
  * for an in-memory database instead).
  */
 export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+/** Where a test app keeps files: local disk under its data directory, or a bucket of the test S3 server. */
+export type TestStorage = 'local' | 's3';
 
 export interface TestContext {
   app: TestApp;
@@ -30,7 +34,7 @@ export const TEST_SECRET_KEY = 'a'.repeat(64);
  * A fresh app on a fresh database for one test file: SQLite in memory, or on PostgreSQL a new
  * schema dropped afterwards. Nothing is shared between files.
  */
-export async function buildTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}): Promise<TestContext> {
+export async function buildTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}, storage: TestStorage = 'local'): Promise<TestContext> {
   const pgUrl = process.env.TEST_DATABASE_URL;
   let schema: string | undefined;
   let sqliteFile: string | undefined;
@@ -54,6 +58,9 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       ...overrides,
     },
   );
+  // On 's3', files go to a new bucket of the test S3 server, removed with what it holds on close.
+  const bucket = storage === 's3' ? await testBucket() : null;
+  if (bucket) config.s3 = bucket.config;
   const app = await createApp(config, { logger: false, ...options });
   await app.ready();
   return {
@@ -64,6 +71,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       if (pgUrl && schema) await adminQuery(pgUrl, `drop schema if exists ${schema} cascade`);
       if (sqliteFile) for (const suffix of ['', '-wal', '-shm']) fs.rmSync(sqliteFile + suffix, { force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await bucket?.remove();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { CreateAppOptions } from '../../src/app.js';
-import { buildTestApp, createSiteWithToken, type TestApp, type TestContext } from './app.js';
+import { buildTestApp, createSiteWithToken, type TestApp, type TestContext, type TestStorage } from './app.js';
 import { type Client, client, expectErrorShape } from './http.js';
 
 /** A client bound to a new site's all-scopes token, with the site's ids. */
@@ -22,10 +22,10 @@ export async function site(app: TestApp, locales: string[] = ['en']): Promise<Si
  * One app on a fresh database for the test file (built before its tests, closed after), and
  * `site()` bound to it: `const ctx = useTestApp(); ... const api = await ctx.site(['en', 'de']);`.
  */
-export function useTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}) {
+export function useTestApp(overrides: Partial<Config> = {}, options: CreateAppOptions = {}, storage: TestStorage = 'local') {
   let built: TestContext | undefined;
   beforeAll(async () => {
-    built = await buildTestApp(overrides, options);
+    built = await buildTestApp(overrides, options, storage);
   });
   afterAll(() => built?.close());
   const current = () => {

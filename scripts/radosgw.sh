@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A one-node Ceph cluster serving real S3 on 127.0.0.1:$RGW_PORT for the storage tests
+# (design/stack.md): 1 monitor, 1 memstore OSD (nothing on disk but logs), radosgw (beast),
+# no authentication inside the cluster, an S3 user TESTAK / TESTSECRET. About 13 s to ready.
+#   scripts/radosgw.sh start DIR   starts it (DIR holds its config, logs and pid files)
+#   scripts/radosgw.sh stop DIR    stops it
+# The Debian packages: radosgw ceph-mon ceph-osd.
+set -euo pipefail
+cmd=${1:?start|stop}; D=$(realpath -m "${2:-./ceph-test}")
+RGW_PORT=${RGW_PORT:-47480}; MON_PORT=${MON_PORT:-46789}
+
+stop() {
+  for p in rgw osd mon; do [ -f "$D/$p.pid" ] && kill -9 "$(cat "$D/$p.pid")" 2>/dev/null || true; done
+  rm -f "$D"/*.pid
+}
+if [ "$cmd" = stop ]; then stop; exit 0; fi
+
+stop 2>/dev/null || true
+rm -rf "$D"; mkdir -p "$D/run" "$D/osd.0"; cd "$D"
+FSID=$(cat /proc/sys/kernel/random/uuid)
+cat > ceph.conf <<CONF
+[global]
+fsid = $FSID
+mon host = v1:127.0.0.1:$MON_PORT
+public network = 127.0.0.0/8
+auth cluster required = none
+auth service required = none
+auth client required = none
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+mon allow pool size one = true
+mon warn on pool no redundancy = false
+osd crush chooseleaf type = 0
+osd objectstore = memstore
+memstore device bytes = 2147483648
+run dir = $D/run
+log file = $D/\$name.log
+admin socket = $D/run/\$name.asok
+ms bind ipv6 = false
+mon data = $D/mon.\$id
+osd data = $D/osd.\$id
+keyring = $D/keyring
+[client.rgw]
+rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT
+CONF
+ceph-authtool --create-keyring keyring --gen-key -n mon. --cap mon 'allow *' >/dev/null
+monmaptool --create --add a v1:127.0.0.1:$MON_PORT --fsid "$FSID" monmap >/dev/null
+ceph-mon -c ceph.conf --mkfs -i a --monmap monmap --keyring keyring
+ceph-mon -c ceph.conf -i a -f > mon.out 2>&1 & echo $! > mon.pid
+timeout 30 ceph -c ceph.conf osd create >/dev/null
+ceph-osd -c ceph.conf -i 0 --mkfs --osd-uuid "$(cat /proc/sys/kernel/random/uuid)" >/dev/null 2>&1
+ceph-osd -c ceph.conf -i 0 -f > osd.out 2>&1 & echo $! > osd.pid
+for _ in $(seq 1 120); do timeout 10 ceph -c ceph.conf osd stat 2>/dev/null | grep -q '1 up' && break; sleep 0.5; done
+radosgw -c ceph.conf -n client.rgw -f > rgw.out 2>&1 & echo $! > rgw.pid
+for _ in $(seq 1 120); do curl -s -o /dev/null "http://127.0.0.1:$RGW_PORT/" && break; sleep 0.5; done
+timeout 60 radosgw-admin -c ceph.conf user create --uid=test --display-name=test --access-key=TESTAK --secret=TESTSECRET >/dev/null
+echo "radosgw ready on http://127.0.0.1:$RGW_PORT"
