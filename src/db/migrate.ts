@@ -21,6 +21,7 @@ import * as m0019 from './migrations/0019_indexnow.js';
 import * as m0020 from './migrations/0020_site_blocks.js';
 import * as m0021 from './migrations/0021_forms.js';
 import * as m0022 from './migrations/0022_media.js';
+import * as m0023 from './migrations/0023_media_references.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<
   '0020_site_blocks': m0020,
   '0021_forms': m0021,
   '0022_media': m0022,
+  '0023_media_references': m0023,
 };
 
 class StaticProvider implements MigrationProvider {

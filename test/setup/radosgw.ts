@@ -32,10 +32,11 @@ export default function setup(project: TestProject) {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-radosgw-'));
   const script = path.resolve(import.meta.dirname, '../../scripts/radosgw.sh');
-  // Ports of this run's own, so two runs on one machine do not meet.
-  const rgwPort = 20_000 + (process.pid % 20_000);
-  const env = { ...process.env, RGW_PORT: String(rgwPort), MON_PORT: String(rgwPort + 20_000) };
-  execFileSync('bash', [script, 'start', dir], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
+  // Ports of this run's own (below the ephemeral range, where outgoing connections take theirs), so two runs on one machine do not meet.
+  const rgwPort = 20_000 + (process.pid % 10_000);
+  const env = { ...process.env, RGW_PORT: String(rgwPort), MON_PORT: String(rgwPort - 10_000) };
+  // The script bounds each of its three tries to about a minute and a half.
+  execFileSync('bash', [script, 'start', dir], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 330_000 });
   project.provide('s3Endpoint', `http://127.0.0.1:${rgwPort}`);
   return () => {
     execFileSync('bash', [script, 'stop', dir], { env, stdio: 'ignore' });

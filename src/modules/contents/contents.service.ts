@@ -11,6 +11,7 @@ import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import { type AuthContext, requireScope } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
+import { setMediaReferences, variantsOfFileUrl } from '../media/media.references.js';
 import { contentPath, loadCategoryPaths, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import * as repo from './contents.repository.js';
 import type { RevisionRow } from '../../kit/revisions.js';
@@ -71,6 +72,14 @@ type Relations = Awaited<ReturnType<typeof repo.loadRelations>>;
 
 function featuredImage(url: string | null, alt: string | null) {
   return url ? { url, alt, variants: null } : null;
+}
+
+/** Keeps which media files the featured image and the body use (decisions M15), for the fields a write set (undefined: unchanged). */
+function setContentMedia(tx: Executor, siteId: string, id: number, featuredImageUrl: string | null | undefined, bodyHtml: string | undefined) {
+  const fields: Record<string, string | null> = {};
+  if (featuredImageUrl !== undefined) fields.featuredImage = featuredImageUrl;
+  if (bodyHtml !== undefined) fields.body = bodyHtml;
+  return setMediaReferences(tx, siteId, { contentId: id }, fields);
 }
 
 function toSummary(r: repo.SummaryRow, rel: Relations) {
@@ -150,8 +159,10 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Vis
   const [summary] = await summaries(db, siteId, [r]);
   const members = await repo.groupAlternates(db, siteId, r.translation_group, v);
   const sd = structuredDataOf(r);
+  const variants = await variantsOfFileUrl(db, siteId, r.featured_image_url);
   return {
     ...summary!,
+    featuredImage: summary!.featuredImage && { ...summary!.featuredImage, variants },
     body: bodyJson === undefined ? parseJson<Record<string, unknown> | null>(r.body, null) : null,
     bodyJson,
     bodyHtml: r.body_html,
@@ -355,6 +366,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     });
     await repo.setCategories(tx, siteId, id, categoryIds);
     await repo.setTags(tx, siteId, id, tagIds);
+    await setContentMedia(tx, siteId, id, input.featuredImageUrl ?? null, rendered?.body_html ?? '');
     const row = await writeRevision(tx, siteId, id, auth.userId, 'create', null);
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
@@ -409,6 +421,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     });
     if (categoryIds) await repo.setCategories(tx, siteId, id, categoryIds);
     if (tagIds) await repo.setTags(tx, siteId, id, tagIds);
+    await setContentMedia(tx, siteId, id, input.featuredImageUrl, rendered?.body_html);
     const action = !statusChanged
       ? 'update'
       : status === 'published'
@@ -565,6 +578,7 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
       ...body,
       updated_at: now(),
     });
+    await setContentMedia(tx, auth.siteId, id, (s.featuredImageUrl as string | null | undefined) ?? null, body.body_html);
     const cats = [...(await repo.existingIds(tx, 'categories', auth.siteId, s.categoryIds ?? []))];
     const tags = [...(await repo.existingIds(tx, 'tags', auth.siteId, s.tagIds ?? []))];
     await repo.setCategories(
@@ -631,6 +645,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     });
     await repo.setCategories(tx, auth.siteId, newId, await translatedIds(tx, 'categories', auth.siteId, links.categoryIds, target));
     await repo.setTags(tx, auth.siteId, newId, await translatedIds(tx, 'tags', auth.siteId, links.tagIds, target));
+    await setContentMedia(tx, auth.siteId, newId, row.featured_image_url, row.body_html);
     const created = await writeRevision(tx, auth.siteId, newId, auth.userId, 'create', null);
     return toDetail(tx, auth.siteId, created, visibilityOf(auth));
   });

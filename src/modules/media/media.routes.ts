@@ -49,6 +49,15 @@ const MediaDetail = named(
   }),
 );
 
+const MediaReference = named(
+  'MediaReference',
+  Type.Object({
+    type: Type.Union([Type.Literal('content'), Type.Literal('siteBlock')]),
+    id: Type.Integer(),
+    title: Type.String({ description: "The content's title or the site block's name" }),
+  }),
+);
+
 const mediaList = {
   sort: ['created_at', 'updated_at', 'filename', 'size'],
   search: ['filename', 'original_name', 'alt', 'title'],
@@ -59,6 +68,7 @@ const mediaList = {
     mimeType: Type.Optional(Type.String({ maxLength: 100 })),
     sizeMin: Type.Optional(Type.Integer({ minimum: 0, description: 'Bytes, at least' })),
     sizeMax: Type.Optional(Type.Integer({ minimum: 0, description: 'Bytes, at most' })),
+    unused: Type.Optional(Type.Boolean({ description: 'Only files no content or site block uses (true), or only used ones (false)' })),
   },
   apply: (qb, query) => service.applyMediaFilters(qb, query),
 } satisfies ListSpec<any, any>;
@@ -226,6 +236,21 @@ export const mediaModule: AppModule = {
         await service.trash(db, req.auth.siteId, req.params.id, true, base);
         return { message: 'Media file moved to the trash.' };
       },
+    );
+
+    app.get(
+      '/media/:id/references',
+      {
+        config: { scope: 'media.view' },
+        schema: {
+          tags,
+          operationId: 'listMediaReferences',
+          summary: 'The contents (featured image, body) and site blocks (image and file fields) that use a file',
+          params: Params,
+          response: { 200: Type.Object({ data: Type.Array(ref(MediaReference)) }) },
+        },
+      },
+      async (req) => ({ data: await service.mediaReferences(db, req.auth.siteId, req.params.id) }),
     );
 
     app.post(

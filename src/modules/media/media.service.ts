@@ -9,6 +9,7 @@ import { emitEvent } from '../../jobs/outbox.js';
 import { FetchRefused, getGuarded } from '../../shared/outbound.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
 import { isRaster, processImage, VARIANT_NAMES } from './media.images.js';
+import { countReferences, listReferences } from './media.references.js';
 import * as repo from './media.repository.js';
 import type { MediaRow } from './media.repository.js';
 
@@ -392,7 +393,13 @@ export async function getMedia(db: Executor, siteId: string, id: string, baseUrl
   const row = await repo.findMedia(db, siteId, id);
   if (!row) throw notFound('media file');
   const folder = row.folder_id ? ((await repo.folderName(db, siteId, row.folder_id)) ?? null) : null;
-  return { ...toMedia(row, baseUrl), folder, references: { contents: 0, siteBlocks: 0 } };
+  return { ...toMedia(row, baseUrl), folder, references: await countReferences(db, siteId, id) };
+}
+
+/** The contents and site blocks that use a file (decisions M15); a trashed file's too. */
+export async function mediaReferences(db: Executor, siteId: string, id: string) {
+  if (!(await repo.findMedia(db, siteId, id))) throw notFound('media file');
+  return listReferences(db, siteId, id);
 }
 
 /** A file to serve at its URL: active, or trashed less than TRASH_DAYS ago (decisions M3); `w` one of the variants. */
@@ -413,14 +420,26 @@ const TYPE_GROUPS: Record<string, (qb: any) => any> = {
     qb.where((eb: any) => eb.or([eb('mime_type', '=', 'application/pdf'), eb('mime_type', '=', 'text/plain'), eb('mime_type', '=', 'application/zip')])),
 };
 
+/** The references of the list's file (media_references_media_idx). */
+const usedBy = (eb: any) =>
+  eb
+    .selectFrom('media_references as r')
+    .select(eb.lit(1).as('one'))
+    .whereRef('r.site_id', '=', 'media_files.site_id')
+    .whereRef('r.media_id', '=', 'media_files.id');
+
 /** The list filters of decisions M5, for active files (`trashed`: the trash). */
-export function applyMediaFilters(qb: any, q: { folderId?: string; type?: string; mimeType?: string; sizeMin?: number; sizeMax?: number; trashed?: boolean }) {
+export function applyMediaFilters(
+  qb: any,
+  q: { folderId?: string; type?: string; mimeType?: string; sizeMin?: number; sizeMax?: number; unused?: boolean; trashed?: boolean },
+) {
   let out = q.trashed ? qb.where('deleted_at', 'is not', null) : qb.where('deleted_at', 'is', null);
   if (q.folderId) out = q.folderId === 'root' ? out.where('folder_id', 'is', null) : out.where('folder_id', '=', q.folderId);
   if (q.type) out = TYPE_GROUPS[q.type] ? TYPE_GROUPS[q.type]!(out) : out.where('mime_type', '=', q.type);
   if (q.mimeType) out = out.where('mime_type', '=', q.mimeType);
   if (q.sizeMin !== undefined) out = out.where('size', '>=', q.sizeMin);
   if (q.sizeMax !== undefined) out = out.where('size', '<=', q.sizeMax);
+  if (q.unused !== undefined) out = out.where((eb: any) => (q.unused ? eb.not(eb.exists(usedBy(eb))) : eb.exists(usedBy(eb))));
   return out;
 }
 
