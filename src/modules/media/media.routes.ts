@@ -3,7 +3,7 @@ import { type ListSpec, listQueryFor } from '../../kit/repository.js';
 import { Data, HttpUrl, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
 import { pageMeta } from '../../shared/pagination.js';
 import type { AppModule } from '../types.js';
-import { VARIANT_WIDTHS } from './media.images.js';
+import { isRaster, MAX_HEIGHT, negotiatedFormat, VARIANT_WIDTHS } from './media.images.js';
 import { mediaTable } from './media.repository.js';
 import * as service from './media.service.js';
 import { FileBytesCache } from './media.cache.js';
@@ -81,7 +81,26 @@ const ListQuery = listQueryFor(mediaList);
 const TrashQuery = listQueryFor(trashList);
 
 const FileParams = Type.Object({ siteId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }), filename: Type.String({ maxLength: 300 }) });
-const FileQuery = Type.Object({ w: Type.Optional(Type.String({ description: `A variant width: ${VARIANT_WIDTHS.join(', ')}` })) });
+const FileQuery = Type.Object({
+  w: Type.Optional(Type.String({ description: `A variant width: ${VARIANT_WIDTHS.join(', ')}` })),
+  h: Type.Optional(
+    Type.String({ description: `A height of 1-${MAX_HEIGHT} px (with \`w\`): the image cut to w×h around its focal point, or fitted inside it` }),
+  ),
+  fit: Type.Optional(
+    Type.String({ description: '`cover` (the default: fill w×h, cropping around the focal point) or `contain` (fit inside w×h, nothing cut)' }),
+  ),
+});
+const NOT_FOUND = { statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' };
+
+/** `?w=&h=&fit=` checked (decisions M9, M16): a message for a 400, or the size asked. */
+function transformOf(q: { w?: string; h?: string; fit?: string }): string | { w?: number; h?: number; fit: 'cover' | 'contain' } {
+  const w = q.w === undefined ? undefined : Number(q.w);
+  if (w !== undefined && !VARIANT_WIDTHS.includes(w as never)) return `w must be one of ${VARIANT_WIDTHS.join(', ')}.`;
+  const h = q.h === undefined ? undefined : /^\d{1,4}$/.test(q.h) ? Number(q.h) : Number.NaN;
+  if (h !== undefined && (!(h >= 1 && h <= MAX_HEIGHT) || w === undefined)) return `h must be a whole number from 1 to ${MAX_HEIGHT}, with w.`;
+  if (q.fit !== undefined && (h === undefined || (q.fit !== 'cover' && q.fit !== 'contain'))) return 'fit must be cover or contain, with w and h.';
+  return { w, h, fit: q.fit === 'contain' ? 'contain' : 'cover' };
+}
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /** One `bytes=a-b`, `a-` or `-n` range of a file of `size` bytes (inclusive ends); null when it starts past the end. */
@@ -217,7 +236,7 @@ export const mediaModule: AppModule = {
           response: { 200: Data(ref(MediaDetail)) },
         },
       },
-      async (req) => ({ data: await service.updateMedia(db, req.auth.siteId, req.params.id, req.body, base) }),
+      async (req) => ({ data: await service.updateMedia(db, storage, req.auth.siteId, req.params.id, req.body, base) }),
     );
 
     app.delete(
@@ -284,21 +303,32 @@ export const mediaModule: AppModule = {
           tags,
           operationId: 'getMediaFile',
           summary: 'A media file at its public URL (no token)',
-          description: `\`?w=\` one of ${VARIANT_WIDTHS.join(', ')} picks a variant (any other width is a 400). ETag, 304, Range (206). A trashed file answers for ${service.TRASH_DAYS} days; a deleted one is a 404.`,
+          description: `\`?w=\` one of ${VARIANT_WIDTHS.join(', ')} picks a variant (any other width is a 400); with \`h\` (1-${MAX_HEIGHT}) and \`fit\` (\`cover\`, \`contain\`) the image is cut around its focal point or fitted inside. A width of a still image is sent as AVIF or WebP when \`Accept\` takes it (\`Vary: Accept\`). Sizes are made once and kept. ETag, 304, Range (206). A trashed file answers for ${service.TRASH_DAYS} days; a deleted one is a 404.`,
           params: FileParams,
           querystring: FileQuery,
         },
       },
       async (req, reply) => {
-        const w = req.query.w === undefined ? undefined : Number(req.query.w);
-        if (w !== undefined && !VARIANT_WIDTHS.includes(w as never)) {
-          return reply
-            .code(400)
-            .send({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST', message: `w must be one of ${VARIANT_WIDTHS.join(', ')}.` });
+        const asked = transformOf(req.query);
+        if (typeof asked === 'string') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST', message: asked });
+        const found = await service.servedFile(db, req.params.siteId, req.params.id, req.params.filename, asked.w);
+        if (!found) return reply.code(404).send(NOT_FOUND);
+        const { row } = found;
+        let { key, etag } = found;
+        let type = row.mime_type;
+        let make: (() => Promise<Buffer>) | undefined;
+        // A width of a raster image depends on what the reader accepts (AVIF, WebP): caches must know.
+        const raster = isRaster(row.mime_type);
+        if (raster && asked.w !== undefined) reply.header('vary', 'Accept');
+        const format = raster && asked.w !== undefined ? negotiatedFormat(row.mime_type, req.headers.accept) : null;
+        if (raster && asked.w !== undefined && (asked.h !== undefined || `image/${format}` !== row.mime_type)) {
+          const spec = { width: asked.w, height: asked.h ?? null, fit: asked.fit, focalX: row.focal_x ?? 0.5, focalY: row.focal_y ?? 0.5, format: format! };
+          // A plain width is made from its stored variant (smaller); a crop from the original.
+          const source = asked.h === undefined ? key : row.storage_key;
+          ({ key, etag, type } = service.derivativeOf(row, spec));
+          const target = key;
+          make = () => service.derivativeBytes(db, storage, row, spec, target, source);
         }
-        const found = await service.servedFile(db, req.params.siteId, req.params.id, req.params.filename, w);
-        if (!found) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
-        const { row, key, etag } = found;
         reply
           .header('etag', etag)
           .header('cache-control', 'public, max-age=86400, stale-while-revalidate=604800')
@@ -307,14 +337,18 @@ export const mediaModule: AppModule = {
         // SVG (and anything that is not an image) can never run script in this origin.
         if (row.mime_type === 'image/svg+xml') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
         if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.code(304).send();
-        reply.header('content-type', row.mime_type);
+        reply.header('content-type', type);
         const m = typeof req.headers.range === 'string' ? RANGE.exec(req.headers.range.trim()) : null;
         const range = req.headers.range && m && (m[1] || m[2]) ? m : null;
         // Small files from memory (keyed by ETag, so never a replaced version); large ones streamed.
         let body = cache.get(key, etag);
+        if (!body && make) {
+          body = await make();
+          cache.set(key, etag, body);
+        }
         if (!body) {
           const whole = await storage.read(key);
-          if (!whole) return reply.code(404).send({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' });
+          if (!whole) return reply.code(404).send(NOT_FOUND);
           if (whole.bytes > cache.maxFileBytes) {
             if (!range) return reply.header('content-length', String(whole.bytes)).send(whole.stream);
             whole.stream.destroy();

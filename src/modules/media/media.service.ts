@@ -8,7 +8,7 @@ import { slugify } from '../../shared/slug.js';
 import { emitEvent } from '../../jobs/outbox.js';
 import { FetchRefused, getGuarded } from '../../shared/outbound.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
-import { isRaster, processImage, VARIANT_NAMES } from './media.images.js';
+import { type DerivativeSpec, isRaster, processImage, renderDerivative, VARIANT_NAMES } from './media.images.js';
 import { countReferences, listReferences } from './media.references.js';
 import * as repo from './media.repository.js';
 import type { MediaRow } from './media.repository.js';
@@ -318,6 +318,7 @@ export function replace(db: Db, storage: FileStorage, siteId: string, id: string
     });
     await promoteAll(storage, p.objects, temps);
     for (const w of parseJson<number[]>(current.variant_widths, [])) if (!p.variantWidths.includes(w)) await storage.delete(variantKey(siteId, id, w));
+    await clearDerivatives(storage, siteId, id);
     return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
   });
 }
@@ -446,6 +447,7 @@ export function applyMediaFilters(
 /** Alt text, title, description and the focal point; the file and its URL stay. */
 export async function updateMedia(
   db: Db,
+  storage: FileStorage,
   siteId: string,
   id: string,
   input: { alt?: string | null; title?: string | null; description?: string | null; focalX?: number | null; focalY?: number | null },
@@ -459,6 +461,8 @@ export async function updateMedia(
     { id },
     { alt: input.alt, title: input.title, description: input.description, focal_x: input.focalX, focal_y: input.focalY, updated_at: now() },
   );
+  const focusMoved = (input.focalX !== undefined && input.focalX !== row.focal_x) || (input.focalY !== undefined && input.focalY !== row.focal_y);
+  if (focusMoved) await clearDerivatives(storage, siteId, id);
   return getMedia(db, siteId, id, baseUrl);
 }
 
@@ -494,4 +498,88 @@ export async function emptyTrash(db: Db, storage: FileStorage, siteId: string | 
     deleted += rows.length;
     if (rows.length < 1000) return deleted;
   }
+}
+
+/** Stored derivatives (crops and negotiated formats) per file at most; a replace or a new focal point clears them. */
+export const MAX_DERIVATIVES = 64;
+/** Derivatives rendered at once per process, and how many may wait: beyond, a 503 (a flood of new sizes never takes the CPU from other requests). */
+const RENDER_CONCURRENCY = 2;
+const RENDER_QUEUE = 32;
+
+const derivativePrefix = (siteId: string, id: string) => `${mediaPrefix(siteId, id)}/d`;
+
+/** Renders with at most RENDER_CONCURRENCY at once; the same key asked twice renders once. */
+class RenderGate {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  private readonly inFlight = new Map<string, Promise<Buffer>>();
+
+  run(key: string, work: () => Promise<Buffer>): Promise<Buffer> {
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    if (this.running >= RENDER_CONCURRENCY && this.waiting.length >= RENDER_QUEUE) {
+      throw new AppError('SERVICE_UNAVAILABLE', { message: 'Too many image sizes are being made; retry after the number of seconds in Retry-After.' });
+    }
+    const p = (async () => {
+      if (this.running >= RENDER_CONCURRENCY) await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.running++;
+      try {
+        return await work();
+      } finally {
+        this.running--;
+        this.waiting.shift()?.();
+      }
+    })().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, p);
+    return p;
+  }
+}
+const renderGate = new RenderGate();
+
+/**
+ * A derivative of a stored raster image (issue 10 item 4, decisions M16): its key names every input
+ * (size, fit, focal point, format) and the original's ETag, so neither a replace nor a new focal
+ * point serves a stale one; made once from the original (or, for a plain width, from its stored
+ * variant) and kept in storage.
+ */
+export function derivativeOf(row: MediaRow, spec: DerivativeSpec) {
+  const fx = Math.round(spec.focalX * 1000);
+  const fy = Math.round(spec.focalY * 1000);
+  const name = `${spec.width}x${spec.height ?? 0}-${spec.height === null ? 'w' : spec.fit}-${fx}-${fy}-${spec.format}`;
+  return {
+    key: `${derivativePrefix(row.site_id, row.id)}/${row.etag.slice(1, 12)}-${name}`,
+    etag: `${row.etag.slice(0, -1)}-${name}"`,
+    type: `image/${spec.format}`,
+  };
+}
+
+/** The bytes of a derivative (derivativeOf): from storage when made before, else rendered from `sourceKey` and kept. */
+export async function derivativeBytes(
+  db: Executor,
+  storage: FileStorage,
+  row: MediaRow,
+  spec: DerivativeSpec,
+  key: string,
+  sourceKey: string,
+): Promise<Buffer> {
+  const stored = await storage.read(key);
+  if (stored) return toBuffer(stored.stream);
+  return renderGate.run(key, async () => {
+    if ((await storage.list(`${derivativePrefix(row.site_id, row.id)}/`)).length >= MAX_DERIVATIVES) {
+      throw new AppError('BAD_REQUEST', { message: `This file has ${MAX_DERIVATIVES} sizes made already; use one of them, or the variants.` });
+    }
+    const source = await storage.read(sourceKey);
+    if (!source) throw notFound('media file');
+    const out = await renderDerivative(await toBuffer(source.stream), spec);
+    const { tempKey } = await storage.upload(Readable.from([out]));
+    await storage.promote(tempKey, key);
+    // Deleted meanwhile: its objects went with it, this one goes too.
+    if (!(await repo.findMedia(db, row.site_id, row.id))) await storage.delete(key);
+    return out;
+  });
+}
+
+/** Removes a file's derivatives (after a replace or a new focal point: their keys would never be asked again). */
+export function clearDerivatives(storage: FileStorage, siteId: string, id: string) {
+  return storage.deletePrefix(derivativePrefix(siteId, id));
 }

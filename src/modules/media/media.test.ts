@@ -171,6 +171,104 @@ for (const storage of ['local', 's3'] as const) {
       }, 60_000);
     });
 
+    describe('sizes made at the URL (issue 10 item 4, decisions M16)', () => {
+      /** Left half red, right half blue. */
+      const halves = () =>
+        sharp({ create: { width: 1600, height: 800, channels: 3, background: 'red' } })
+          .composite([{ input: { create: { width: 800, height: 800, channels: 3, background: 'blue' } }, left: 800, top: 0 }])
+          .png()
+          .toBuffer();
+      const colour = async (body: Buffer) => {
+        const { channels } = await sharp(body).stats();
+        return channels[0]!.mean > 200 && channels[2]!.mean < 50 ? 'red' : channels[2]!.mean > 200 && channels[0]!.mean < 50 ? 'blue' : 'mixed';
+      };
+      const derivatives = async (id: string) => (await stored()).filter((k) => k.includes(`${id}/d/`));
+
+      it('cuts w×h around the focal point (cover) or fits inside (contain), keeps what it made, and starts again when the focal point moves', async () => {
+        const api = await ctx.site();
+        const m = (await upload(api, 'halves.png', await halves())).body.data;
+        await api.put(`/v1/media/${m.id}`, { focalX: 0.9, focalY: 0.5 });
+        const right = await fetchFile(`${m.url}?w=400&h=400`);
+        expect(right.status).toBe(200);
+        expect(right.headers['content-type']).toBe('image/png');
+        expect(right.headers.vary).toBe('Accept');
+        expect(await sharp(right.body).metadata()).toMatchObject({ width: 400, height: 400 });
+        expect(await colour(right.body)).toBe('blue');
+        expect(await derivatives(m.id)).toHaveLength(1);
+        const again = await fetchFile(`${m.url}?w=400&h=400&fit=cover`);
+        expect(again.body.equals(right.body)).toBe(true);
+        expect(again.headers.etag).toBe(right.headers.etag);
+        expect(again.headers.etag).not.toBe((await fetchFile(m.url)).headers.etag);
+        expect((await fetchFile(`${m.url}?w=400&h=400`, { 'if-none-match': String(right.headers.etag) })).status).toBe(304);
+        expect(await derivatives(m.id)).toHaveLength(1);
+        const contain = await fetchFile(`${m.url}?w=400&h=400&fit=contain`);
+        expect(await sharp(contain.body).metadata()).toMatchObject({ width: 400, height: 200 });
+        expect(await colour(contain.body)).toBe('mixed');
+        expect(await derivatives(m.id)).toHaveLength(2);
+        // A new focal point: the kept sizes go, the same URL cuts elsewhere under another ETag.
+        await api.put(`/v1/media/${m.id}`, { focalX: 0.1 });
+        expect(await derivatives(m.id)).toHaveLength(0);
+        const left = await fetchFile(`${m.url}?w=400&h=400`);
+        expect(await colour(left.body)).toBe('red');
+        expect(left.headers.etag).not.toBe(right.headers.etag);
+        // Never upscaled: a box larger than the image shrinks to it, keeping its shape.
+        const big = await fetchFile(`${m.url}?w=1200&h=2400`);
+        expect(await sharp(big.body).metadata()).toMatchObject({ width: 400, height: 800 });
+        for (const q of ['w=400&h=0', 'w=400&h=2401', 'h=400', 'w=400&h=12.5', 'w=400&h=400&fit=stretch', 'w=400&fit=cover', 'w=333&h=100']) {
+          const res = await fetchFile(`${m.url}?${q}`);
+          expect(res.status, q).toBe(400);
+          expectErrorShape(JSON.parse(res.body.toString()), 400, 'BAD_REQUEST');
+        }
+        // Deleted for good: the sizes go with the file.
+        await api.delete(`/v1/media/${m.id}/force`);
+        expect((await stored()).filter((k) => k.includes(m.id))).toEqual([]);
+      });
+
+      it('sends a width as AVIF or WebP when Accept takes it (Vary: Accept), the stored format otherwise, and GIFs as GIFs', async () => {
+        const api = await ctx.site();
+        const m = (await upload(api, 'photo.png', await png(1600, 800))).body.data;
+        const plain = await fetchFile(`${m.url}?w=400`);
+        expect(plain.headers['content-type']).toBe('image/png');
+        expect(plain.headers.vary).toBe('Accept');
+        const avif = await fetchFile(`${m.url}?w=400`, { accept: 'image/avif,image/webp,image/apng,*/*;q=0.8' });
+        expect(avif.headers['content-type']).toBe('image/avif');
+        expect(await sharp(avif.body).metadata()).toMatchObject({ format: 'heif', width: 400, height: 200 });
+        expect(avif.headers.etag).not.toBe(plain.headers.etag);
+        const webp = await fetchFile(`${m.url}?w=400`, { accept: 'image/avif;q=0, image/webp' });
+        expect(webp.headers['content-type']).toBe('image/webp');
+        expect(await sharp(webp.body).metadata()).toMatchObject({ format: 'webp', width: 400 });
+        const crop = await fetchFile(`${m.url}?w=150&h=150`, { accept: 'image/webp' });
+        expect(crop.headers['content-type']).toBe('image/webp');
+        expect(await sharp(crop.body).metadata()).toMatchObject({ width: 150, height: 150 });
+        expect(await derivatives(m.id)).toHaveLength(3);
+        // The original is the original, whatever the reader takes.
+        const original = await fetchFile(m.url, { accept: 'image/avif' });
+        expect(original.headers['content-type']).toBe('image/png');
+        expect(original.headers.vary).toBeUndefined();
+        const frame = (c: string) =>
+          sharp({ create: { width: 600, height: 300, channels: 3, background: c } })
+            .png()
+            .toBuffer();
+        const gif = (
+          await upload(
+            api,
+            'anim.gif',
+            await sharp([await frame('red'), await frame('green')], { join: { animated: true } })
+              .gif()
+              .toBuffer(),
+          )
+        ).body.data;
+        const served = await fetchFile(`${gif.url}?w=400`, { accept: 'image/avif,image/webp' });
+        expect(served.headers['content-type']).toBe('image/gif');
+        expect((await sharp(served.body, { animated: true }).metadata()).pages).toBe(2);
+        // A replace makes the kept sizes stale: they go.
+        const { payload, headers } = multipartBody([{ name: 'file', filename: 'new.png', data: await png(1000, 1000) }]);
+        await ctx.app.inject({ method: 'POST', url: `/v1/media/${m.id}/replace`, payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
+        expect(await derivatives(m.id)).toHaveLength(0);
+        expect(await sharp((await fetchFile(`${m.url}?w=400`, { accept: 'image/webp' })).body).metadata()).toMatchObject({ width: 400, height: 400 });
+      });
+    });
+
     describe('media lifecycle and lists (decisions M3, M5)', () => {
       it('replaces the bytes under the same id and URL: new ETag, variants made again, stale ones gone', async () => {
         const api = await ctx.site();
