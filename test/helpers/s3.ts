@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config.js';
 
@@ -35,4 +35,14 @@ export async function testBucket(): Promise<{ config: NonNullable<Config['s3']>;
       s3.destroy();
     },
   };
+}
+
+/** Multipart uploads begun and neither completed nor aborted in a bucket (what a cut upload could leave). */
+export async function incompleteUploads(config: NonNullable<Config['s3']>): Promise<number> {
+  const s3 = client(config.endpoint!);
+  try {
+    return (await s3.send(new ListMultipartUploadsCommand({ Bucket: config.bucket }))).Uploads?.length ?? 0;
+  } finally {
+    s3.destroy();
+  }
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { allScopesExcept, createTokenFor } from '../../../test/helpers/app.js';
 import { type Client, client, expect422, expectErrorShape, multipartBody } from '../../../test/helpers/http.js';
-import { s3Endpoint } from '../../../test/helpers/s3.js';
+import { incompleteUploads, s3Endpoint } from '../../../test/helpers/s3.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 // Every test runs on local disk and on a real S3 server (radosgw, test/setup/radosgw.ts).
@@ -32,6 +33,7 @@ for (const storage of ['local', 's3'] as const) {
     /** Every stored key (temporary ones too), on whichever storage the app has. */
     const stored = () => ctx.app.storage.list('');
     const rowCount = async () => (await ctx.app.database.db.selectFrom('media_files').select('id').execute()).length;
+    const outboxCount = async () => (await ctx.app.database.db.selectFrom('outbox_events').select('id').execute()).length;
 
     describe('media uploads (decisions M1, M5, M8)', () => {
       it('stores an image with its size and four variants, never wider than it, served with ETag, 304 and Range', async () => {
@@ -266,6 +268,36 @@ for (const storage of ['local', 's3'] as const) {
         await ctx.app.inject({ method: 'POST', url: `/v1/media/${m.id}/replace`, payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
         expect(await derivatives(m.id)).toHaveLength(0);
         expect(await sharp((await fetchFile(`${m.url}?w=400`, { accept: 'image/webp' })).body).metadata()).toMatchObject({ width: 400, height: 400 });
+      });
+    });
+
+    describe('a client that hangs up mid-upload', () => {
+      it('leaves the file count, the storage listing and the database as they were, and the next upload works', async () => {
+        const api = await ctx.site();
+        await upload(api, 'before.png', await png(20, 20));
+        const [files, rows, outbox] = [await stored(), await rowCount(), await outboxCount()];
+        await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = ctx.app.server.address() as AddressInfo;
+        const { payload, headers } = multipartBody([{ name: 'file', filename: 'cut.bin', data: randomBytes(24 * 1024 * 1024) }]);
+        const socket = net.connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(
+          `POST /v1/media/upload HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${api.token}\r\ncontent-type: ${headers['content-type']}\r\ncontent-length: ${payload.length}\r\n\r\n`,
+        );
+        // Half the body (past the first 8 MiB part on S3), then the connection is gone.
+        await new Promise<void>((resolve) => socket.write(payload.subarray(0, 12 * 1024 * 1024 + 12345), () => resolve()));
+        await new Promise((r) => setTimeout(r, 1000));
+        // Mid-upload, the bytes are on their way to storage: a temporary file, or a multipart upload.
+        if (storage === 'local') expect((await stored()).length).toBe(files.length + 1);
+        else expect(await incompleteUploads(ctx.config.s3!)).toBe(1);
+        socket.destroy();
+        const deadline = Date.now() + 10_000;
+        while (Date.now() < deadline && (await stored()).length !== files.length) await new Promise((r) => setTimeout(r, 100));
+        expect(await stored()).toEqual(files);
+        expect(await rowCount()).toBe(rows);
+        expect(await outboxCount()).toBe(outbox);
+        if (storage === 's3') expect(await incompleteUploads(ctx.config.s3!)).toBe(0);
+        expect((await upload(api, 'after.png', await png(20, 20))).status).toBe(201);
       });
     });
 
