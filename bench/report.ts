@@ -64,6 +64,7 @@ export interface BenchReport {
   endpoints: EndpointResult[];
   /** Another site's reads, quiet and under a heavy flood (bench/noisy-neighbour.ts). */
   noisyNeighbour?: Array<{ flood: string; ratio: number; quiet: Measurement; loud: Measurement }>;
+  mediaUploads?: { file: string; runs: number; p50Ms: number; p99Ms: number; meanMs: number; serverCpuMsPerUpload: number | null };
   ok: boolean;
 }
 

@@ -13,6 +13,7 @@
  *
  * 4. The noisy-neighbour rows (bench/noisy-neighbour.ts): another site's read p99 while one site
  *    floods heavy writes and searches, as a ratio to its quiet p99.
+ * 5. Uploads of a 5 MB JPEG through the API, one at a time (bench/media-upload.ts): p50 and p99.
  *
  * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
  * whose name contains it, case-insensitive; their seeders only). Exit code 1 when the server does
@@ -43,6 +44,7 @@ import {
 import { seedDatabase } from './seed.js';
 import { checkParity, statementLabel, type ParityResult } from './parity.js';
 import { formatNoisyNeighbour, measureNoisyNeighbour, type NoisyNeighbourRow } from './noisy-neighbour.js';
+import { formatUploads, measureUploads, type UploadRow } from './media-upload.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
@@ -81,7 +83,8 @@ async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
   const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
-  if (endpoints.length === 0 && !(filter && 'noisy neighbour'.includes(filter))) throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
+  if (endpoints.length === 0 && !(filter && ('noisy neighbour'.includes(filter) || 'media upload'.includes(filter))))
+    throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
 
   const startedAt = new Date().toISOString();
@@ -232,6 +235,12 @@ async function main(): Promise<number> {
       process.stderr.write('measuring the noisy neighbour rows ...\n');
       noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids });
     }
+    // 3d. Uploads of a 5 MB photo, one at a time (issue 10).
+    let uploads: UploadRow | null = null;
+    if (!filter || 'media upload'.includes(filter)) {
+      process.stderr.write('measuring media uploads ...\n');
+      uploads = await measureUploads(serverUrl, ctx, server.pid);
+    }
     if (server.proc.exitCode !== null) throw new Error(`the cairn server exited during the run\n${server.output()}`);
 
     const report: BenchReport = {
@@ -244,6 +253,7 @@ async function main(): Promise<number> {
       baselines: baselineResults,
       endpoints: endpointResults,
       ...(noisy.length ? { noisyNeighbour: noisy } : {}),
+      ...(uploads ? { mediaUploads: uploads } : {}),
       ok: false,
     };
     const warnings = [...parityErrors, ...formatWarnings(report)];
@@ -253,6 +263,10 @@ async function main(): Promise<number> {
     log();
     if (noisy.length) {
       log(formatNoisyNeighbour(noisy));
+      log();
+    }
+    if (uploads) {
+      log(formatUploads(uploads));
       log();
     }
     const targets = formatTargets(report, BASELINES);

@@ -115,6 +115,12 @@ for (const storage of ['local', 's3'] as const) {
       it('takes the type from the bytes, keeps animations, serves SVG sandboxed and refuses a pixel bomb', async () => {
         const api = await ctx.site();
         const pdf = (await upload(api, 'photo.png', Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(64)]))).body.data;
+        const webpBytes = await sharp({ create: { width: 900, height: 450, channels: 3, background: 'green' } })
+          .webp()
+          .toBuffer();
+        const webp = (await upload(api, 'leaf.jpg', webpBytes)).body.data;
+        expect(webp).toMatchObject({ mimeType: 'image/webp', filename: 'leaf.webp', width: 900, height: 450 });
+        expect(await sharp((await fetchFile(`${webp.url}?w=400`)).body).metadata()).toMatchObject({ format: 'webp', width: 400, height: 200 });
         expect(pdf).toMatchObject({ mimeType: 'application/pdf', filename: 'photo.pdf', variants: null, width: null });
         const frame = (color: string) =>
           sharp({ create: { width: 600, height: 300, channels: 3, background: color } })
