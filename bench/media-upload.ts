@@ -19,7 +19,7 @@ async function photo(): Promise<Buffer> {
   const noise = Buffer.alloc(width * height * 3);
   for (let i = 0; i < noise.length; i++) noise[i] = ((i * 2654435761) >>> 24) ^ (i >> 12);
   return sharp(noise, { raw: { width, height, channels: 3 } })
-    .jpeg({ quality: 90 })
+    .jpeg({ quality: 95 })
     .toBuffer();
 }
 
