@@ -37,6 +37,10 @@ mon allow pool size one = true
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
 osd objectstore = memstore
+# The OSD's first command to the monitor at init (setting its device class) may go out before it
+# has the monitor map, with a zero fsid, and fail its start ('wrong fsid'); a memstore OSD has no
+# device class to set.
+osd class update on start = false
 memstore device bytes = 2147483648
 run dir = $D/run
 log file = $D/\$name.log
