@@ -4,10 +4,10 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken } from '../../../test/helpers/app.js';
 import { client, expect422 } from '../../../test/helpers/http.js';
+import { s3Endpoint } from '../../../test/helpers/s3.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 /** Upload from a URL (decisions M2) against a real HTTP server on loopback (tests allow loopback explicitly). */
-const ctx = useTestApp();
 let base = '';
 let server: http.Server;
 let photo: Buffer;
@@ -41,29 +41,39 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-describe('upload from a URL (decisions M2)', () => {
-  it('fetches through up to 3 redirects, types the file by its bytes and names it from the URL', async () => {
-    const api = await ctx.site();
-    const res = await api.post('/v1/media/upload-from-url', { url: `${base}/hop/2`, alt: 'The sea' });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body.data).toMatchObject({
-      originalName: 'Sea view.jpg',
-      filename: 'sea-view.jpg',
-      mimeType: 'image/jpeg',
-      width: 640,
-      height: 480,
-      alt: 'The sea',
-    });
-    expect((await api.post('/v1/media/upload-from-url', { url: `${base}/files/a.jpg`, name: 'Custom.jpg' })).body.data.originalName).toBe('Custom.jpg');
-    expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/hop/3` }), 'URL_FETCH_FAILED', ['url']);
-    expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/nope` }), 'URL_FETCH_FAILED', ['url']);
-    expect422(await api.post('/v1/media/upload-from-url', { url: 'ftp://example.com/x.jpg' }), 'VALIDATION_FAILED', ['url']);
-    const big = await api.post('/v1/media/upload-from-url', { url: `${base}/big` });
-    expect422(big, 'URL_FETCH_FAILED', ['url']);
-    expect(big.body.message).toContain('50 MiB');
-    expect((await api.get('/v1/media')).body.meta.total).toBe(2);
-  }, 30_000);
+// The storing part on local disk and on a real S3 server (radosgw).
+for (const storage of ['local', 's3'] as const) {
+  describe.skipIf(storage === 's3' && !s3Endpoint())(`upload from a URL (decisions M2) on ${storage === 'local' ? 'local disk' : 'S3'}`, () => {
+    const ctx = useTestApp({}, {}, storage);
+    it('fetches through up to 3 redirects, types the file by its bytes and names it from the URL', async () => {
+      const api = await ctx.site();
+      const res = await api.post('/v1/media/upload-from-url', { url: `${base}/hop/2`, alt: 'The sea' });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.data).toMatchObject({
+        originalName: 'Sea view.jpg',
+        filename: 'sea-view.jpg',
+        mimeType: 'image/jpeg',
+        width: 640,
+        height: 480,
+        alt: 'The sea',
+      });
+      expect((await api.post('/v1/media/upload-from-url', { url: `${base}/files/a.jpg`, name: 'Custom.jpg' })).body.data.originalName).toBe('Custom.jpg');
+      expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/hop/3` }), 'URL_FETCH_FAILED', ['url']);
+      expect422(await api.post('/v1/media/upload-from-url', { url: `${base}/nope` }), 'URL_FETCH_FAILED', ['url']);
+      expect422(await api.post('/v1/media/upload-from-url', { url: 'ftp://example.com/x.jpg' }), 'VALIDATION_FAILED', ['url']);
+      const big = await api.post('/v1/media/upload-from-url', { url: `${base}/big` });
+      expect422(big, 'URL_FETCH_FAILED', ['url']);
+      expect(big.body.message).toContain('50 MiB');
+      expect((await api.get('/v1/media')).body.meta.total).toBe(2);
+      // The refused downloads left nothing behind: two originals and their variants, no temporary file.
+      const keys = await ctx.app.storage.list('');
+      expect(keys.filter((k) => k.endsWith('/original'))).toHaveLength(2);
+      expect(keys.filter((k) => k.startsWith('tmp/'))).toEqual([]);
+    }, 30_000);
+  });
+}
 
+describe('upload from a URL (decisions M2)', () => {
   it('refuses loopback and private addresses unless the service allows them', async () => {
     const strict = await buildTestApp({ allowPrivateNetwork: false });
     try {

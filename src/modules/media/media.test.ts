@@ -390,6 +390,23 @@ for (const storage of ['local', 's3'] as const) {
         expect(summary).toEqual(['media.uploaded:a', 'media.uploaded:b', 'media.deleted:a', 'media.deleted:b']);
       });
 
+      it('deletes a folder with action=delete: its files, their rows and their stored objects go, with media.deleted', async () => {
+        const api = await ctx.site();
+        const top = (await api.post('/v1/media-folders', { name: 'Top' })).body.data;
+        const sub = (await api.post('/v1/media-folders', { name: 'Sub', parentId: top.id })).body.data;
+        const a = (await upload(api, 'a.png', await png(500, 200), { folderId: top.id })).body.data;
+        const b = (await upload(api, 'b.png', await png(500, 200), { folderId: sub.id })).body.data;
+        const kept = (await upload(api, 'kept.png', await png(500, 200))).body.data;
+        expect((await stored()).filter((k) => k.includes(a.id) || k.includes(b.id))).toHaveLength(6);
+        expect((await api.delete(`/v1/media-folders/${top.id}?action=delete`)).status).toBe(200);
+        expect((await stored()).filter((k) => k.includes(a.id) || k.includes(b.id))).toEqual([]);
+        expect((await stored()).filter((k) => k.includes(kept.id))).toHaveLength(3);
+        expect((await api.get(`/v1/media/${a.id}`)).status).toBe(404);
+        expect((await fetchFile(b.url)).status).toBe(404);
+        const types = (await ctx.app.database.db.selectFrom('outbox_events').select('type').where('site_id', '=', api.siteId).execute()).map((e) => e.type);
+        expect(types.filter((t) => t === 'media.deleted')).toHaveLength(2);
+      });
+
       it('filters by folder, type, MIME type, size and text; updates metadata and the focal point', async () => {
         const api = await ctx.site();
         const folder = (await api.post('/v1/media-folders', { name: 'Photos' })).body.data;
