@@ -133,6 +133,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       databaseUrl: config.databaseUrl,
       pgSchema: config.pgSchema,
       sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
+      sqliteCheckpointIntervalMs: config.database.checkpointIntervalMs,
       onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
     });
   await waitUntilReachable(database, config.database.connectTimeoutMs, (err, delayMs) =>

@@ -16,7 +16,11 @@ import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
  */
 async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteBusyTimeoutMs: config.database.busyTimeoutMs });
+  const database = connectDatabase({
+    databaseUrl: config.databaseUrl,
+    sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
+    sqliteCheckpointIntervalMs: config.database.checkpointIntervalMs,
+  });
   try {
     await migrateToLatest(database);
     return await fn(database);

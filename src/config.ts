@@ -10,10 +10,12 @@ export interface Config {
   dataDir: string;
   /**
    * connectTimeoutMs: how long start-up waits for the database to answer (retrying with backoff).
+   * checkpointIntervalMs (SQLite): how often a thread of its own copies the WAL into the database
+   * file (never the committing request: src/db/sqlite-checkpoint.ts).
    * busyTimeoutMs (SQLite): how long a write waits for another process's write lock before its
    * request answers 503; the wait is asynchronous, so other requests go on meanwhile.
    */
-  database: { connectTimeoutMs: number; busyTimeoutMs: number };
+  database: { connectTimeoutMs: number; busyTimeoutMs: number; checkpointIntervalMs: number };
   redisUrl: string | null;
   publicUrl: string;
   /** The base of media file URLs (a CDN in front of /files); PUBLIC_URL when unset (decisions M5). */
@@ -141,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     database: {
       connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
       busyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5_000, 0, 120_000),
+      checkpointIntervalMs: integer(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 1_000, 50, 600_000),
     },
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,

@@ -36,10 +36,12 @@ export interface ConnectOptions {
   onPoolError?: (err: Error) => void;
   /** SQLite: how long a write waits for another process's lock before failing with SQLITE_BUSY (503). */
   sqliteBusyTimeoutMs?: number;
+  /** SQLite: how often the checkpoint thread copies the WAL into the database file (sqlite-checkpoint.ts). */
+  sqliteCheckpointIntervalMs?: number;
 }
 
-function openSqlite(file: string, busyTimeoutMs: number): Database {
-  const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs);
+function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: number): Database {
+  const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs, checkpointIntervalMs);
   const db = new Kysely<DB>({ dialect });
   const watchChanges = (onChange: (channel: ChangeChannel) => void) => {
     // data_version of the writer changes only when another connection (another process: our own
@@ -156,5 +158,7 @@ export async function waitUntilReachable(database: Database, timeoutMs: number, 
 }
 
 export function connectDatabase(options: ConnectOptions): Database {
-  return isPostgres(options.databaseUrl) ? openPostgres(options.databaseUrl, options) : openSqlite(options.databaseUrl, options.sqliteBusyTimeoutMs ?? 5000);
+  return isPostgres(options.databaseUrl)
+    ? openPostgres(options.databaseUrl, options)
+    : openSqlite(options.databaseUrl, options.sqliteBusyTimeoutMs ?? 5000, options.sqliteCheckpointIntervalMs ?? 1000);
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type TransactionSettings } from 'kysely';
+import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
 
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -71,6 +72,7 @@ export class SqliteDriver implements Driver {
     readonly writer: SqliteHandle,
     private readonly reader: SqliteHandle | null,
     private readonly busyTimeoutMs: number,
+    private readonly checkpointer: Checkpointer | null = null,
   ) {}
 
   async init(): Promise<void> {}
@@ -143,6 +145,7 @@ export class SqliteDriver implements Driver {
     (connection as RoutedConnection).abandon();
   }
   async destroy(): Promise<void> {
+    await this.checkpointer?.stop();
     this.reader?.raw.close();
     this.writer.raw.close();
   }
@@ -206,7 +209,7 @@ class CairnSqliteDialect extends SqliteDialect {
 }
 
 /** Opens a SQLite file (or `:memory:`) with its writer and, for a file, a read-only reader. */
-export function openSqliteDialect(file: string, busyTimeoutMs: number): { dialect: SqliteDialect; driver: SqliteDriver } {
+export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpointIntervalMs = 1000): { dialect: SqliteDialect; driver: SqliteDriver } {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const raw = new BetterSqlite3(file);
   raw.pragma('journal_mode = WAL');
@@ -219,12 +222,18 @@ export function openSqliteDialect(file: string, busyTimeoutMs: number): { dialec
   // long-lived connections); cheap when nothing changed.
   if (file !== ':memory:') raw.pragma('optimize=0x10002');
   let reader: SqliteHandle | null = null;
+  let checkpointer: Checkpointer | null = null;
   if (file !== ':memory:') {
     const r = new BetterSqlite3(file, { readonly: true });
     // A WAL reader waits only for a checkpoint's brief exclusive moments (or WAL recovery).
     r.pragma('busy_timeout = 100');
     reader = new SqliteHandle(r);
+    // Checkpoints on a thread of their own (sqlite-checkpoint.ts); back on the writer if it dies.
+    raw.pragma('wal_autocheckpoint = 0');
+    checkpointer = startCheckpointer(file, checkpointIntervalMs, () => {
+      if (raw.open) raw.pragma('wal_autocheckpoint = 1000');
+    });
   }
-  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs);
+  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs, checkpointer);
   return { dialect: new CairnSqliteDialect(driver), driver };
 }
