@@ -37,10 +37,11 @@ mon allow pool size one = true
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
 osd objectstore = memstore
-# The OSD's first command to the monitor at init (setting its device class) may go out before it
-# has the monitor map, with a zero fsid, and fail its start ('wrong fsid'); a memstore OSD has no
-# device class to set.
+# The OSD's commands to the monitor at init (its device class, its place in the CRUSH map) may go
+# out before it has the monitor map, with a zero fsid, and fail its start ('wrong fsid'): it sends
+# none, and is placed in the CRUSH map from here.
 osd class update on start = false
+osd crush update on start = false
 memstore device bytes = 2147483648
 run dir = $D/run
 log file = $D/\$name.log
@@ -61,6 +62,7 @@ CONF
   ceph-mon -c ceph.conf --mkfs -i a --monmap monmap --keyring keyring || return 1
   ceph-mon -c ceph.conf -i a -f > mon.out 2>&1 & echo $! > mon.pid
   timeout 30 ceph -c ceph.conf osd create >/dev/null || return 1
+  timeout 30 ceph -c ceph.conf osd crush add osd.0 1.0 root=default >/dev/null 2>&1 || return 1
   ceph-osd -c ceph.conf -i 0 --mkfs --osd-uuid "$(cat /proc/sys/kernel/random/uuid)" >/dev/null 2>&1 || return 1
   ceph-osd -c ceph.conf -i 0 -f > osd.out 2>&1 & echo $! > osd.pid
   # An OSD refused at boot ('wrong fsid', seen now and then on a first try) never comes up: try again at once.
