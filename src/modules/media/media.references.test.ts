@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { multipartBody } from '../../../test/helpers/http.js';
+import { createTokenFor } from '../../../test/helpers/app.js';
+import { client, expectErrorShape, multipartBody } from '../../../test/helpers/http.js';
 import { type SiteClient, useTestApp } from '../../../test/helpers/suite.js';
 
 const ctx = useTestApp();
@@ -111,5 +112,11 @@ describe('media references (issue 10 item 7, decisions M15, N9)', () => {
     expect((await other.get(`/v1/media/${theirs.id}`)).body.data.references).toEqual({ contents: 0, siteBlocks: 0 });
     expect((await api.get(`/v1/media/${theirs.id}/references`)).status).toBe(404);
     expect((await other.get(`/v1/media/${theirs.id}/references`)).body).toEqual({ data: [] });
+    // The list names drafts: a delivery token of the site is refused it.
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, other.siteId, { kind: 'delivery', scopes: ['media.view'] })).token);
+    expect((await delivery.get(`/v1/media/${theirs.id}`)).status).toBe(200);
+    const refused = await delivery.get(`/v1/media/${theirs.id}/references`);
+    expect(refused.status).toBe(403);
+    expectErrorShape(refused.body, 403);
   });
 });

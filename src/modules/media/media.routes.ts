@@ -260,7 +260,8 @@ export const mediaModule: AppModule = {
     app.get(
       '/media/:id/references',
       {
-        config: { scope: 'media.view' },
+        // It names drafts and unpublished site blocks: not for delivery tokens (decisions M15).
+        config: { scope: 'media.view', managementOnly: true },
         schema: {
           tags,
           operationId: 'listMediaReferences',
