@@ -75,7 +75,8 @@ describe('cairn CLI', () => {
     expect(revoked).toEqual({ id: token.id, revoked: true });
     const after = JSON.parse((await cli(env, 'tokens', 'list', '--site', site.id, '--json')).stdout);
     expect(after.data.find((t: any) => t.id === token.id).revokedAt).toEqual(expect.any(String));
-  });
+    // Seven CLI processes, each loading the service: 6-7 s alone, 19-20 s in CI's PostgreSQL run (the default 20 s cut it once).
+  }, 60_000);
 
   it('fails with a message on stderr and a non-zero exit for an unknown site or scope', async () => {
     const env = { DATABASE_URL: path.join(tempDir(), 'cli.db') };
