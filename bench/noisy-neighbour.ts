@@ -1,4 +1,9 @@
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startChild } from './children.js';
 import type { BenchContext } from './endpoints.js';
 import { type LoadSettings, type Measurement, measure, type Probe, type Target } from './measure.js';
 
@@ -11,6 +16,21 @@ export interface NoisyNeighbourRow {
   ratio: number;
   floodResponses: number;
   floodNon2xx: number;
+}
+
+const FLOOD_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'flood.mjs');
+
+/** Runs a flood in a process of its own (bench/flood.mjs), as the noisy tenant's own client. */
+async function flood(target: autocannon.Options): Promise<{ total: number; non2xx: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-flood-'));
+  const file = path.join(dir, 'options.json');
+  writeFileSync(file, JSON.stringify(target));
+  const child = startChild('flood', [FLOOD_SCRIPT, file], process.env, process.cwd());
+  const code = await child.exited;
+  rmSync(dir, { recursive: true, force: true });
+  const line = child.output().trim().split('\n').pop() ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`flood exited with ${code}: ${child.output().slice(-2000)}`);
+  return JSON.parse(line) as { total: number; non2xx: number };
 }
 
 /** About `bytes` of markdown with headings, emphasis, links and lists (every renderer stage works). */
@@ -41,19 +61,19 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
     { name: 'two loops of search?q=the', target: { url: `${serverUrl}/v1/contents/search?q=the`, method: 'GET', headers: auth } },
   ];
   const rows: NoisyNeighbourRow[] = [];
-  for (const flood of floods) {
+  for (const { name, target } of floods) {
     const quiet = await measure(neighbourRead, settings, probe);
     // The flood starts first and outlasts the measured run (its warm-up included).
-    const run = autocannon({ ...flood.target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
-    await new Promise((r) => setTimeout(r, 500));
+    const run = flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
+    await new Promise((r) => setTimeout(r, 1000));
     const loud = await measure(neighbourRead, settings, probe);
     const floodResult = await run;
     rows.push({
-      flood: flood.name,
+      flood: name,
       quiet,
       loud,
       ratio: quiet.p99Ms > 0 ? loud.p99Ms / quiet.p99Ms : Number.NaN,
-      floodResponses: floodResult.requests.total,
+      floodResponses: floodResult.total,
       floodNon2xx: floodResult.non2xx,
     });
   }

@@ -16,9 +16,11 @@
  * 5. Uploads of a 5 MB JPEG through the API, one at a time (bench/media-upload.ts): p50 and p99.
  *
  * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
- * whose name contains it, case-insensitive; their seeders only). Exit code 1 when the server does
- * not start, any run had non-2xx responses, connection errors or timeouts, or a baseline does not
- * do the same work as the service; a missed target is printed, not an error.
+ * whose name contains it, case-insensitive; their seeders only), BENCH_PROFILE_DIR (the server
+ * writes its V8 CPU profile there), BENCH_SERVER_NODE_ARGS (node flags for the server). Exit
+ * code 1 when the server does not start, any run had non-2xx responses, connection errors or
+ * timeouts, or a baseline does not do the same work as the service; a missed target is printed,
+ * not an error.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -143,7 +145,10 @@ async function main(): Promise<number> {
       RATE_LIMIT_MAX: '10000000',
       RATE_LIMIT_PUBLIC_MAX: '10000000',
     };
-    const server = startChild('cairn server', [SERVER_ENTRY], serverEnv, ROOT);
+    // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (node --cpu-prof).
+    const profileArgs = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const server = startChild('cairn server', [...nodeArgs, ...profileArgs, SERVER_ENTRY], serverEnv, ROOT);
     children.push(server);
     const serverUrl = `http://127.0.0.1:${serverPort}`;
     try {

@@ -18,6 +18,22 @@ describe('database operations', () => {
     expect(rows[0]!.foreign_keys).toBe(1);
   });
 
+  it.skipIf(TEST_DIALECT !== 'sqlite')('lets the event loop turn after a slow SQLite statement in a transaction, not after a quick one (H29)', async () => {
+    // better-sqlite3 is synchronous: without the turn, a transaction's statements run as one block
+    // that every other request waits behind.
+    const slow = sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 300000) select count(*) as c from n`;
+    await ctx.app.database.db.transaction().execute(async (tx) => {
+      let turned = false;
+      setImmediate(() => (turned = true));
+      await sql`select 1`.execute(tx);
+      expect(turned).toBe(false);
+      const started = performance.now();
+      await slow.execute(tx);
+      expect(performance.now() - started).toBeGreaterThan(2);
+      expect(turned).toBe(true);
+    });
+  });
+
   it.skipIf(TEST_DIALECT !== 'postgres')('survives PostgreSQL dropping its connections', async () => {
     const site = await createSiteWithToken(ctx.app);
     const api = client(ctx.app, site.token);

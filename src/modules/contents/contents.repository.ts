@@ -383,7 +383,9 @@ export async function loadRelations(db: Executor, siteId: string, contentIds: nu
   return { categories, tags };
 }
 
-export async function linkedIds(db: Executor, siteId: string, contentId: number): Promise<{ categoryIds: number[]; tagIds: number[] }> {
+export type ContentLinks = { categoryIds: number[]; tagIds: number[] };
+
+export async function linkedIds(db: Executor, siteId: string, contentId: number): Promise<ContentLinks> {
   const [cats, tgs] = await Promise.all([
     db.selectFrom('content_categories').select('category_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
     db.selectFrom('content_tags').select('tag_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
@@ -413,6 +415,13 @@ export async function setTags(db: Executor, siteId: string, contentId: number, i
       .insertInto('content_tags')
       .values(ids.map((id, i) => ({ site_id: siteId, content_id: contentId, tag_id: id, position: i })))
       .execute();
+}
+
+/** The name a content's author is shown with (null when the user is not of the site). */
+export async function authorName(db: Executor, siteId: string, userId: string | null): Promise<string | null> {
+  if (!userId) return null;
+  const user = await db.selectFrom('users').select('full_name').where('site_id', '=', siteId).where('id', '=', userId).executeTakeFirst();
+  return user?.full_name ?? null;
 }
 
 export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {

@@ -176,8 +176,7 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Vis
 }
 
 /** The full editable state of a content, in API names: what a revision stores and restores. */
-async function snapshotOf(db: Executor, siteId: string, r: ContentRow): Promise<Record<string, unknown>> {
-  const links = await repo.linkedIds(db, siteId, Number(r.id));
+function snapshotOf(r: ContentRow, links: repo.ContentLinks): Record<string, unknown> {
   return {
     ...contentFields.toApi(r),
     status: r.status,
@@ -207,8 +206,20 @@ function snapshotJson(snapshot: Record<string, unknown>): string {
 
 /** Every create and update writes one revision: who, when, what changed, a full snapshot (decisions C3). */
 async function writeRevision(tx: Executor, siteId: string, contentId: number, authorId: string | null, action: string, before: Record<string, unknown> | null) {
-  const row = await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS);
-  const snapshot = await snapshotOf(tx, siteId, row!);
+  const row = (await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS))!;
+  await recordRevision(tx, siteId, contentId, authorId, action, before, snapshotOf(row, await repo.linkedIds(tx, siteId, contentId)));
+  return row;
+}
+
+async function recordRevision(
+  tx: Executor,
+  siteId: string,
+  contentId: number,
+  authorId: string | null,
+  action: string,
+  before: Record<string, unknown> | null,
+  snapshot: Record<string, unknown>,
+) {
   await repo.revisions.record(tx, {
     siteId,
     ownerId: contentId,
@@ -218,7 +229,6 @@ async function writeRevision(tx: Executor, siteId: string, contentId: number, au
     snapshot: snapshotJson(snapshot),
     at: now(),
   });
-  return row!;
 }
 
 export function eventData(r: Pick<ContentRow, 'id' | 'title' | 'slug' | 'locale' | 'status' | 'published_at'>) {
@@ -347,8 +357,9 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     if (group) await assertLocaleFree(tx, 'contents', siteId, group, locale);
     else group = newTranslationGroup();
     const at = now();
-    const id = await repo.insertContent(tx, {
-      ...(contentFields.insertRow(input) as ContentColumns),
+    const values = {
+      // Every column of the map, null when not sent (insertRow).
+      ...(contentFields.insertRow(input) as Required<ContentColumns>),
       site_id: siteId,
       type: 'post',
       slug,
@@ -363,11 +374,15 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
       published_at: status === 'published' ? at : null,
       created_at: at,
       updated_at: at,
-    });
+    };
+    const id = await repo.insertContent(tx, values);
+    // The row as stored, from what was inserted: reading it back would copy a large body out of
+    // SQLite again on the event loop (issue 15); only the author's name is looked up.
+    const row: ContentRow = { ...values, id, author_name: await repo.authorName(tx, siteId, auth.userId) };
     await repo.setCategories(tx, siteId, id, categoryIds);
     await repo.setTags(tx, siteId, id, tagIds);
     await setContentMedia(tx, siteId, id, input.featuredImageUrl ?? null, rendered?.body_html ?? '');
-    const row = await writeRevision(tx, siteId, id, auth.userId, 'create', null);
+    await recordRevision(tx, siteId, id, auth.userId, 'create', null, snapshotOf(row, { categoryIds, tagIds }));
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
     return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText);
@@ -383,7 +398,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     const v = visibilityOf(auth);
     const row = await repo.findContent(tx, siteId, id, v);
     if (!row) throw notFound('content');
-    const before = await snapshotOf(tx, siteId, row);
+    const before = snapshotOf(row, await repo.linkedIds(tx, siteId, id));
     const status = input.status ?? row.status;
     const statusChanged = status !== row.status;
     // An update alone never unpublishes: only an explicit status does (spec "Content status").
@@ -570,7 +585,7 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
   return db.transaction().execute(async (tx) => {
     const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
     if (!row) throw notFound('content');
-    const before = await snapshotOf(tx, auth.siteId, row);
+    const before = snapshotOf(row, await repo.linkedIds(tx, auth.siteId, id));
     const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
       ...(contentFields.patch(s) as Partial<ContentColumns>),

@@ -63,6 +63,54 @@ describe('POST /v1/contents', () => {
     expect(revisions.body.data[0]).toMatchObject({ action: 'create', author: { id: userId } });
   });
 
+  it('answers a create with what a read of it answers, and its first revision holds the same state (the row is built from the insert, not read back)', async () => {
+    const { api } = await site();
+    const cat = (await api.post('/v1/categories', { name: 'Cat' })).body.data;
+    const tag1 = (await api.post('/v1/tags', { name: 'One' })).body.data;
+    const tag2 = (await api.post('/v1/tags', { name: 'Two' })).body.data;
+    const res = await api.post('/v1/contents', {
+      type: 'post',
+      title: 'Every field',
+      excerpt: 'An excerpt',
+      bodyMarkdown: '# Title\n\nText with [a link](https://example.com) and **bold**.',
+      status: 'scheduled',
+      scheduledAt: future(),
+      categoryIds: [cat.id],
+      tagIds: [tag2.id, tag1.id],
+      featuredImageUrl: 'https://cdn.example.com/a.jpg',
+      featuredImageAlt: 'Alt',
+      metaTitle: 'Meta',
+      metaDescription: 'Description',
+      metaKeywords: 'k1, k2',
+      canonicalUrl: 'https://example.com/every-field',
+      ogImage: 'https://cdn.example.com/og.jpg',
+      metadata: { nested: { list: [1, 'two', null] }, flag: true },
+      structuredData: { article: { enabled: true, type: 'BlogPosting' }, faq: [{ question: 'Q?', answer: 'A.' }] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const read = await api.get(`/v1/contents/${res.body.data.id}`);
+    expect(read.status).toBe(200);
+    expect(res.body.data).toEqual(read.body);
+    expect(res.body.data.tags.map((t: { id: number }) => t.id)).toEqual([tag2.id, tag1.id]);
+    const [revision] = (await api.get(`/v1/contents/${res.body.data.id}/revisions`)).body.data;
+    const { snapshot } = (await api.get(`/v1/contents/${res.body.data.id}/revisions/${revision.id}`)).body.data;
+    const d = read.body;
+    expect(snapshot).toMatchObject({
+      title: d.title,
+      slug: d.slug,
+      excerpt: d.excerpt,
+      status: 'scheduled',
+      scheduledAt: d.scheduledAt,
+      publishedAt: null,
+      categoryIds: [cat.id],
+      tagIds: [tag2.id, tag1.id],
+      featuredImageUrl: 'https://cdn.example.com/a.jpg',
+      metadata: d.metadata,
+      structuredData: { article: { enabled: true, type: 'BlogPosting' }, faq: [{ question: 'Q?', answer: 'A.' }] },
+    });
+    expect(snapshot.body).toEqual(d.body);
+  });
+
   it('sanitizes the body: scripts, event handlers and javascript: links come out harmless', async () => {
     const { api } = await site();
     const c = await post(api, {
