@@ -134,6 +134,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       pgSchema: config.pgSchema,
       sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
       sqliteCheckpointIntervalMs: config.database.checkpointIntervalMs,
+      sqliteOptimizeIntervalMs: config.database.optimizeIntervalMs,
       onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
     });
   await waitUntilReachable(database, config.database.connectTimeoutMs, (err, delayMs) =>

@@ -20,6 +20,7 @@ async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<
     databaseUrl: config.databaseUrl,
     sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
     sqliteCheckpointIntervalMs: config.database.checkpointIntervalMs,
+    sqliteOptimizeIntervalMs: config.database.optimizeIntervalMs,
   });
   try {
     await migrateToLatest(database);

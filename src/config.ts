@@ -14,8 +14,9 @@ export interface Config {
    * file (never the committing request: src/db/sqlite-checkpoint.ts).
    * busyTimeoutMs (SQLite): how long a write waits for another process's write lock before its
    * request answers 503; the wait is asynchronous, so other requests go on meanwhile.
+   * optimizeIntervalMs (SQLite): how often the planner's statistics are refreshed (decisions H30).
    */
-  database: { connectTimeoutMs: number; busyTimeoutMs: number; checkpointIntervalMs: number };
+  database: { connectTimeoutMs: number; busyTimeoutMs: number; checkpointIntervalMs: number; optimizeIntervalMs: number };
   redisUrl: string | null;
   publicUrl: string;
   /** The base of media file URLs (a CDN in front of /files); PUBLIC_URL when unset (decisions M5). */
@@ -144,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
       busyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5_000, 0, 120_000),
       checkpointIntervalMs: integer(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 1_000, 50, 600_000),
+      optimizeIntervalMs: integer(env, 'SQLITE_OPTIMIZE_INTERVAL_MS', 60_000, 1_000, 86_400_000),
     },
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,

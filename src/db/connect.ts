@@ -26,6 +26,12 @@ export interface Database {
    * function.
    */
   watchChanges(onChange: (channel: ChangeChannel, id?: string) => void): () => Promise<void>;
+  /**
+   * Brings the planner's statistics up to date now (decisions H30): SQLite also does it every
+   * `SQLITE_OPTIMIZE_INTERVAL_MS`; PostgreSQL's autovacuum does it on its own, this runs ANALYZE
+   * on the schema's tables (after a bulk load, or in the plan test).
+   */
+  refreshStatistics(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,11 +44,17 @@ export interface ConnectOptions {
   sqliteBusyTimeoutMs?: number;
   /** SQLite: how often the checkpoint thread copies the WAL into the database file (sqlite-checkpoint.ts). */
   sqliteCheckpointIntervalMs?: number;
+  /** SQLite: how often the planner's statistics are refreshed (SqliteDriver.refreshStatistics). */
+  sqliteOptimizeIntervalMs?: number;
 }
 
-function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: number): Database {
+function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: number, optimizeIntervalMs: number): Database {
   const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs, checkpointIntervalMs);
   const db = new Kysely<DB>({ dialect });
+  // Statistics follow the data: a server started on an empty file and filled through the API
+  // would otherwise plan with the empty file's statistics until it restarts (H30).
+  const optimizer = setInterval(() => void driver.refreshStatistics().catch(() => undefined), optimizeIntervalMs);
+  optimizer.unref();
   const watchChanges = (onChange: (channel: ChangeChannel) => void) => {
     // data_version of the writer changes only when another connection (another process: our own
     // reader never writes) commits; a cheap counter read, no query against the tables.
@@ -57,7 +69,14 @@ function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: n
     timer.unref();
     return async () => clearInterval(timer);
   };
-  return { db, dialect: 'sqlite', watchChanges, close: () => db.destroy() };
+  const refreshStatistics = async () => {
+    await driver.refreshStatistics();
+  };
+  const close = () => {
+    clearInterval(optimizer);
+    return db.destroy();
+  };
+  return { db, dialect: 'sqlite', watchChanges, refreshStatistics, close };
 }
 
 /**
@@ -133,7 +152,11 @@ function openPostgres(url: string, options: ConnectOptions): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const watchChanges = (onChange: (channel: ChangeChannel, id?: string) => void) =>
     listenForChanges({ connectionString: url, application_name: `${pool.options.application_name}:listen` }, onChange, options.onPoolError);
-  return { db, dialect: 'postgres', schema: options.pgSchema, watchChanges, close: () => db.destroy() };
+  const refreshStatistics = async () => {
+    const { rows } = await sql<{ name: string }>`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema()`.execute(db);
+    if (rows.length) await sql.raw(`analyze ${rows.map((r) => r.name).join(', ')}`).execute(db);
+  };
+  return { db, dialect: 'postgres', schema: options.pgSchema, watchChanges, refreshStatistics, close: () => db.destroy() };
 }
 
 /**
@@ -160,5 +183,10 @@ export async function waitUntilReachable(database: Database, timeoutMs: number, 
 export function connectDatabase(options: ConnectOptions): Database {
   return isPostgres(options.databaseUrl)
     ? openPostgres(options.databaseUrl, options)
-    : openSqlite(options.databaseUrl, options.sqliteBusyTimeoutMs ?? 5000, options.sqliteCheckpointIntervalMs ?? 1000);
+    : openSqlite(
+        options.databaseUrl,
+        options.sqliteBusyTimeoutMs ?? 5000,
+        options.sqliteCheckpointIntervalMs ?? 1000,
+        options.sqliteOptimizeIntervalMs ?? 60_000,
+      );
 }

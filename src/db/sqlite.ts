@@ -70,12 +70,36 @@ export class SqliteDriver implements Driver {
 
   constructor(
     readonly writer: SqliteHandle,
-    private readonly reader: SqliteHandle | null,
+    private reader: SqliteHandle | null,
     private readonly busyTimeoutMs: number,
     private readonly checkpointer: Checkpointer | null = null,
   ) {}
 
   async init(): Promise<void> {}
+
+  /**
+   * Brings the planner's statistics up to date (decisions H30): `PRAGMA optimize` on the writer,
+   * checking every table's size (0x10000) and analysing within SQLite's own time limit (0x10), so
+   * tables that grew since the last analysis (from empty, when the server was started on a new
+   * file and filled through the API) are analysed again. A connection loads statistics only when
+   * it opens, so when any changed the reader is opened again. Returns whether any changed.
+   */
+  async refreshStatistics(): Promise<boolean> {
+    return this.withWriterLock(() =>
+      this.onWriter(() => {
+        const raw = this.writer.raw;
+        const before = statisticsDigest(raw);
+        raw.pragma('optimize=0x10012');
+        if (statisticsDigest(raw) === before) return false;
+        if (this.reader) {
+          const old = this.reader;
+          this.reader = openReader(raw.name);
+          old.raw.close();
+        }
+        return true;
+      }),
+    );
+  }
 
   /** Changes when another connection to the file commits (never for this writer's own commits). */
   dataVersion(): number {
@@ -228,6 +252,22 @@ class CairnSqliteDialect extends SqliteDialect {
   }
 }
 
+/** The planner's statistics as one string, to tell whether an optimize changed them. */
+function statisticsDigest(raw: BetterSqlite3.Database): string {
+  const exists = raw.prepare("select 1 from sqlite_schema where name = 'sqlite_stat1'").get();
+  if (!exists) return '';
+  return String(
+    raw.prepare("select group_concat(tbl || ' ' || coalesce(idx, '') || ' ' || coalesce(stat, ''), ';') as s from sqlite_stat1").pluck().get() ?? '',
+  );
+}
+
+/** The read-only connection of a file: a WAL reader waits only for a checkpoint's brief exclusive moments (or WAL recovery). */
+function openReader(file: string): SqliteHandle {
+  const r = new BetterSqlite3(file, { readonly: true });
+  r.pragma('busy_timeout = 100');
+  return new SqliteHandle(r);
+}
+
 /** Opens a SQLite file (or `:memory:`) with its writer and, for a file, a read-only reader. */
 export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpointIntervalMs = 1000): { dialect: SqliteDialect; driver: SqliteDriver } {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -240,14 +280,11 @@ export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpoin
   raw.pragma('foreign_keys = ON');
   // Refresh the planner's statistics where they are missing or stale (SQLite's advice for
   // long-lived connections); cheap when nothing changed.
-  if (file !== ':memory:') raw.pragma('optimize=0x10002');
+  if (file !== ':memory:') raw.pragma('optimize=0x10012');
   let reader: SqliteHandle | null = null;
   let checkpointer: Checkpointer | null = null;
   if (file !== ':memory:') {
-    const r = new BetterSqlite3(file, { readonly: true });
-    // A WAL reader waits only for a checkpoint's brief exclusive moments (or WAL recovery).
-    r.pragma('busy_timeout = 100');
-    reader = new SqliteHandle(r);
+    reader = openReader(file);
     // Checkpoints on a thread of their own (sqlite-checkpoint.ts); back on the writer if it dies.
     raw.pragma('wal_autocheckpoint = 0');
     checkpointer = startCheckpointer(file, checkpointIntervalMs, () => {

@@ -11,7 +11,7 @@ const timed = async <T>(work: Promise<T>): Promise<{ value: T; ms: number; at: n
 };
 
 describe.runIf(TEST_DIALECT === 'sqlite' && process.env.TEST_SQLITE !== 'memory')('an outside SQLite write lock (issue 16 item 2)', () => {
-  const ctx = useTestApp({ database: { connectTimeoutMs: 1000, busyTimeoutMs: 600, checkpointIntervalMs: 1000 } });
+  const ctx = useTestApp({ database: { connectTimeoutMs: 1000, busyTimeoutMs: 600, checkpointIntervalMs: 1000, optimizeIntervalMs: 60_000 } });
   let api: SiteClient;
   let other: SiteClient;
   let outside: BetterSqlite3.Database;

@@ -9,7 +9,7 @@ import { useTestApp } from '../helpers/suite.js';
  * interval, and the WAL stays bounded (reused from its start) instead of growing with every write.
  */
 const onFile = TEST_DIALECT === 'sqlite' && process.env.TEST_SQLITE !== 'memory';
-const base = { connectTimeoutMs: 30_000, busyTimeoutMs: 5_000 };
+const base = { connectTimeoutMs: 30_000, busyTimeoutMs: 5_000, optimizeIntervalMs: 60_000 };
 // About 900 KB of text, stored as the document, HTML, text and a revision: with what the WAL
 // holds already, past the 1,000 pages (4 MB) at which SQLite's own checkpoint would run inside
 // the commit.

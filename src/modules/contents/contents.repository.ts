@@ -2,6 +2,7 @@ import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kys
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound } from '../../shared/pagination.js';
 import { prepared } from '../../db/prepared.js';
+import { filterOnly } from '../../db/planner.js';
 import { applyRecordFilters } from '../../shared/list-filters.js';
 import { revisionStore } from '../../kit/revisions.js';
 import type { ContentListQueryValue } from './contents.schemas.js';
@@ -260,7 +261,7 @@ const listPage = prepared(
     const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
     const pageIds = listBase(db, p).select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
     return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS))
-      .where('contents.site_id', '=', p.siteId)
+      .where(filterOnly('contents.site_id'), '=', p.siteId)
       .where('contents.id', 'in', pageIds)
       .orderBy(column, order)
       .orderBy('contents.id', order);
@@ -305,7 +306,7 @@ export async function listContents(db: Executor, siteId: string, query: ContentL
 }
 
 const summariesQuery = prepared((db, p: { siteId: string; ids: number[] }) =>
-  withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', 'in', p.ids),
+  withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where(filterOnly('contents.site_id'), '=', p.siteId).where('contents.id', 'in', p.ids),
 );
 
 export function summariesByIds(db: Executor, siteId: string, ids: number[]): Promise<SummaryRow[]> {
@@ -500,3 +501,17 @@ export async function groupMembers(db: Executor, siteId: string, group: string, 
 export const revisions = revisionStore('content_revisions', 'content_id');
 
 /** Contents per category or tag (for contentCount): one grouped query. */
+
+/**
+ * The hot reads of the contents paths, compiled for a site (and ids): the plan test
+ * (test/platform/query-plans.test.ts) checks that each one finds its rows through the index it
+ * was written for, whatever the planner's statistics say.
+ */
+export const HOT_READS = {
+  summariesByIds: (db: Executor, siteId: string, ids: number[]) => summariesQuery.compile(db, { siteId, ids }),
+  listPage: (db: Executor, siteId: string) => listPage.compile(db, { siteId, limit: 15, offset: 0 }),
+  listPagePublished: (db: Executor, siteId: string) => listPage.compile(db, { siteId, status: 'published', publishedOnly: true, limit: 15, offset: 300 }),
+  byId: (db: Executor, siteId: string, ids: number[]) => contentById.compile(db, { siteId, id: ids[0]! }),
+  categoriesOf: (db: Executor, siteId: string, ids: number[]) => categoriesOf.compile(db, { siteId, ids }),
+  tagsOf: (db: Executor, siteId: string, ids: number[]) => tagsOf.compile(db, { siteId, ids }),
+};

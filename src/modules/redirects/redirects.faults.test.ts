@@ -4,7 +4,7 @@ import { TEST_DIALECT } from '../../../test/helpers/app.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
 describe.runIf(TEST_DIALECT === 'sqlite' && process.env.TEST_SQLITE !== 'memory')('redirect hits under an outside SQLite write lock (decisions R6)', () => {
-  const ctx = useTestApp({ database: { connectTimeoutMs: 1000, busyTimeoutMs: 300, checkpointIntervalMs: 1000 } });
+  const ctx = useTestApp({ database: { connectTimeoutMs: 1000, busyTimeoutMs: 300, checkpointIntervalMs: 1000, optimizeIntervalMs: 60_000 } });
 
   it('resolves from memory while the file is locked, keeps the hits a failed flush could not write, and writes them all afterwards', async () => {
     const api = await ctx.site();
