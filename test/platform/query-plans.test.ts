@@ -121,6 +121,14 @@ describe('the contents hot reads on a database filled through the API (issue 15)
   }, 180_000);
 });
 
+describe('the contents detail read', () => {
+  it('reads no search text (up to 100,000 characters no answer shows) and the body once', () => {
+    const { sql: text } = HOT_READS.byId(ctx.app.database.db, 'site', [1]);
+    expect(text).not.toMatch(/body_text/);
+    expect(text.match(/"body"/g)).toHaveLength(1);
+  });
+});
+
 describe.runIf(TEST_DIALECT === 'sqlite' && process.env.TEST_SQLITE !== 'memory')('SQLite statistics on a timer (decisions H30)', () => {
   const timed = useTestApp({ database: { connectTimeoutMs: 30_000, busyTimeoutMs: 5_000, checkpointIntervalMs: 1_000, optimizeIntervalMs: 1_000 } });
 

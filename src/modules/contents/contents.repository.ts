@@ -78,8 +78,11 @@ declare module '../../db/types.js' {
 
 /** A contents row as stored. */
 export type ContentRecord = Selectable<ContentsTable>;
-/** A contents row as reads answer it: with its author's name (one join, not a query per page). */
-export type ContentRow = ContentRecord & { author_name: string | null };
+/**
+ * A contents row as reads answer it: with its author's name (one join, not a query per page), and
+ * without `body_text`, the search text (up to 100,000 characters) that no answer shows.
+ */
+export type ContentRow = Omit<ContentRecord, 'body_text'> & { author_name: string | null };
 
 /**
  * Which contents a read or write sees (decisions G12, G13): a token's view (`visibilityOf(auth)`:
@@ -132,13 +135,12 @@ export type SummaryRow = Pick<
   | 'author_name'
 >;
 
-/** Every column of the table but database-maintained ones (the PostgreSQL search vector is large). */
+/** Every column of the table but database-maintained ones (the PostgreSQL search vector is large) and the search text. */
 export const DETAIL_COLUMNS = [
   ...SUMMARY_COLUMNS,
   'contents.site_id',
   'contents.body',
   'contents.body_html',
-  'contents.body_text',
   'contents.meta_title',
   'contents.meta_description',
   'contents.meta_keywords',
@@ -423,6 +425,12 @@ export async function authorName(db: Executor, siteId: string, userId: string | 
   if (!userId) return null;
   const user = await db.selectFrom('users').select('full_name').where('site_id', '=', siteId).where('id', '=', userId).executeTakeFirst();
   return user?.full_name ?? null;
+}
+
+/** The search text of a content (see ContentRow), for a copy that keeps it. */
+export async function bodyText(db: Executor, siteId: string, id: number): Promise<string> {
+  const row = await db.selectFrom('contents').select('body_text').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+  return row?.body_text ?? '';
 }
 
 export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {

@@ -623,8 +623,11 @@ export async function contentTranslations(db: Executor, auth: Auth, id: number) 
   const { enabledLocales } = await getSiteLocales(db, auth.siteId);
   const members = await repo.groupMembers(db, auth.siteId, row.translation_group, v);
   const fields = (m: { title: string; excerpt: string | null; body_text: string }) => ({ title: m.title, excerpt: m.excerpt, body: m.body_text });
+  // The content is one of its group's members (the same visibility): its search text comes from there.
+  const self = members.find((m) => Number(m.id) === Number(row.id));
+  if (!self) throw notFound('content');
   return translationStatus(
-    { locale: row.locale, fields: fields(row), published: row.status === 'published' },
+    { locale: row.locale, fields: fields(self), published: row.status === 'published' },
     members.map((m) => ({ locale: m.locale, fields: fields(m), published: m.status === 'published' })),
     enabledLocales,
   );
@@ -652,7 +655,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
       author_id: auth.userId,
       body: row.body === null ? null : toJson(parseJson(row.body, null)),
       body_html: row.body_html,
-      body_text: row.body_text,
+      body_text: await repo.bodyText(tx, auth.siteId, id),
       scheduled_at: null,
       published_at: null,
       created_at: at,
