@@ -27,9 +27,9 @@ export interface Database {
    */
   watchChanges(onChange: (channel: ChangeChannel, id?: string) => void): () => Promise<void>;
   /**
-   * Brings the planner's statistics up to date now (decisions H30): SQLite also does it every
-   * `SQLITE_OPTIMIZE_INTERVAL_MS`; PostgreSQL's autovacuum does it on its own, this runs ANALYZE
-   * on the schema's tables (after a bulk load, or in the plan test).
+   * Brings the planner's statistics up to date now (decisions H30). SQLite does it on its own
+   * every `SQLITE_OPTIMIZE_INTERVAL_MS`, PostgreSQL with autovacuum; this runs it at once (the
+   * plan test; PostgreSQL: ANALYZE on the schema's tables).
    */
   refreshStatistics(): Promise<void>;
   close(): Promise<void>;

@@ -184,8 +184,8 @@ export class SqliteDriver implements Driver {
  */
 export const YIELD_AFTER_MS = 2;
 
-function yieldAfterSlow(started: number): Promise<void> | undefined {
-  return performance.now() - started > YIELD_AFTER_MS ? new Promise((resolve) => setImmediate(resolve)) : undefined;
+function yieldAfterSlow(tookMs: number): Promise<void> | undefined {
+  return tookMs > YIELD_AFTER_MS ? new Promise((resolve) => setImmediate(resolve)) : undefined;
 }
 
 /** What Kysely holds as "a connection": routes each statement to the reader or the writer. */
@@ -196,15 +196,24 @@ class RoutedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const { driver } = this;
-    const started = performance.now();
+    // Only the statement itself is timed: waiting for the writer's lock holds no event loop.
+    let took = 0;
+    const run = (handle: SqliteHandle) => {
+      const started = performance.now();
+      try {
+        return handle.run(query);
+      } finally {
+        took = performance.now() - started;
+      }
+    };
     let result: QueryResult<unknown>;
-    if (this.release) result = driver.writer.run(query);
+    if (this.release) result = run(driver.writer);
     else {
       const reader = driver.readerFor(query.sql);
       // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.
-      result = reader ? reader.run(query) : await driver.withWriterLock(() => driver.onWriter(() => driver.writer.run(query)));
+      result = reader ? run(reader) : await driver.withWriterLock(() => driver.onWriter(() => run(driver.writer)));
     }
-    await yieldAfterSlow(started);
+    await yieldAfterSlow(took);
     return result as QueryResult<R>;
   }
 
@@ -225,7 +234,7 @@ class RoutedConnection implements DatabaseConnection {
     if (how === 'commit') this.driver.writer.raw.exec('commit');
     else if (this.driver.writer.raw.inTransaction) this.driver.writer.raw.exec('rollback');
     this.abandon();
-    await yieldAfterSlow(started);
+    await yieldAfterSlow(performance.now() - started);
   }
 
   /** Lets go of the writer (after commit or rollback, or a connection given back mid-transaction). */

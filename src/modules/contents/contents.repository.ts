@@ -508,8 +508,6 @@ export async function groupMembers(db: Executor, siteId: string, group: string, 
 /** Content revisions: the shared engine (kit/revisions.ts); `changes` lists the names of the fields that changed. */
 export const revisions = revisionStore('content_revisions', 'content_id');
 
-/** Contents per category or tag (for contentCount): one grouped query. */
-
 /**
  * The hot reads of the contents paths, compiled for a site (and ids): the plan test
  * (test/platform/query-plans.test.ts) checks that each one finds its rows through the index it
