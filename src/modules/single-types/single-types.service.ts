@@ -5,7 +5,7 @@ import { invalid, issuesError, notFound } from '../../shared/errors.js';
 import { validateFieldData, type FieldDefinition, fieldSchemaFromInput } from '../../shared/field-schema/index.js';
 import { canonicalLocale } from '../../shared/locales.js';
 import { pageMeta } from '../../shared/pagination.js';
-import type { RenderedRichText } from '../../shared/richtext/index.js';
+import type { RenderedBody } from '../../shared/richtext/index.js';
 import { renderRichText } from '../../shared/richtext/render-pool.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import * as repo from './single-types.repository.js';
@@ -49,7 +49,7 @@ function checkData(schema: FieldDefinition[] | null, data: Record<string, unknow
 }
 
 /** `body` or `bodyMarkdown` -> the rendered body; null when neither is given (422 BODY_INVALID when invalid). */
-async function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }): Promise<RenderedRichText | null> {
+async function renderBody(input: { body?: unknown; bodyMarkdown?: string | null }): Promise<RenderedBody | null> {
   const rich = await renderRichText(input);
   if (rich && !rich.ok) throw issuesError('BODY_INVALID', rich.issues);
   return rich ? rich.value : null;

@@ -67,18 +67,21 @@ function markdownToValidDoc(markdown: unknown): RichTextDoc {
 export function renderDoc(doc: RichTextDoc): RenderedRichText {
   const checked = validateDoc(doc, 'body');
   if (!checked.ok) throw new RichTextError(checked.issues);
-  return renderValidDoc(checked.doc);
+  const body = renderValidDoc(checked.doc);
+  return { ...body, markdown: docToMarkdown(body.doc as RTNode) };
 }
 
+/**
+ * What a write stores: the document, its HTML and its plain text. Markdown is rendered only where
+ * it is served (llms.txt outputs), not on every write: for a 1 MB body it was a fifth of the
+ * rendering time and of the garbage the rendering thread's collector had to clear.
+ */
+export type RenderedBody = Omit<RenderedRichText, 'markdown'>;
+
 /** Renders a document that validateDoc has just returned (nobody else holds a reference to it). */
-function renderValidDoc(doc: RichTextDoc): RenderedRichText {
+function renderValidDoc(doc: RichTextDoc): RenderedBody {
   const safe = sanitizeDocUrls(doc as RTNode);
-  return {
-    doc: safe as RichTextDoc,
-    html: docToHtml(safe),
-    markdown: docToMarkdown(safe),
-    text: docToText(safe),
-  };
+  return { doc: safe as RichTextDoc, html: docToHtml(safe), text: docToText(safe) };
 }
 
 /**
@@ -88,7 +91,7 @@ function renderValidDoc(doc: RichTextDoc): RenderedRichText {
 export function richTextFromInput(input: {
   body?: unknown;
   bodyMarkdown?: string | null;
-}): { ok: true; value: RenderedRichText } | { ok: false; issues: RichTextIssue[] } | null {
+}): { ok: true; value: RenderedBody } | { ok: false; issues: RichTextIssue[] } | null {
   const hasBody = input.body !== undefined && input.body !== null;
   const hasMarkdown = input.bodyMarkdown !== undefined && input.bodyMarkdown !== null;
   if (hasBody && hasMarkdown) {

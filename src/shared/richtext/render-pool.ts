@@ -1,20 +1,20 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { type RenderedRichText, type RichTextDoc, type RichTextIssue, richTextFromInput } from './index.js';
+import { type RenderedBody, type RichTextDoc, type RichTextIssue, richTextFromInput } from './index.js';
 
 type Input = Parameters<typeof richTextFromInput>[0];
 
 /**
- * A rendered body ready to store: `docJson` is the document as JSON text. A rendering thread
+ * A rendered body ready to store: `docJson` is the document as JSON text. A rendering process
  * sends only text back (the document's JSON is built there), so the event loop neither copies a
  * large object graph out of the message nor stringifies it; `doc` is parsed on first use.
  */
-export type StoredRichText = Omit<RenderedRichText, 'doc'> & { docJson: string; readonly doc: RichTextDoc };
+export type StoredRichText = Omit<RenderedBody, 'doc'> & { docJson: string; readonly doc: RichTextDoc };
 type Result = { ok: true; value: StoredRichText } | { ok: false; issues: RichTextIssue[] } | null;
-/** What a rendering thread posts back: strings only. */
+/** What a rendering process sends back: strings only. */
 export type WireResult = { ok: true; value: Omit<StoredRichText, 'doc'> } | { ok: false; issues: RichTextIssue[] } | null;
 
-/** Renders here, in the form a rendering thread answers (render-worker.ts). */
+/** Renders here, in the form a rendering process answers (render-process.ts). */
 export function renderForWire(input: Input): WireResult {
   const result = richTextFromInput(input);
   if (!result?.ok) return result;
@@ -39,15 +39,18 @@ function fromWire(wire: WireResult): Result {
 }
 
 /**
- * Bodies with more text than this render on a worker thread (decisions H24): converting,
- * validating, sanitising and rendering a 1 MB markdown body takes the event loop for hundreds of
- * milliseconds, which every other request of every site would wait for. Smaller bodies (nearly
- * all: a long article is 30-60 KB) render inline, where a thread hop would cost more than it saves.
+ * Bodies with more text than this render in the rendering process (decisions H24): converting,
+ * validating, sanitising and rendering a 1 MB markdown body takes seconds of CPU, which every
+ * other request of every site would wait for. Smaller bodies (nearly all: a long article is
+ * 30-60 KB) render inline, where the hop would cost more than it saves.
  */
 export const OFF_THREAD_CHARS = 64 * 1024;
 
-/** The nice value of a rendering thread (render-worker.ts): below the event loop's priority. */
-export const RENDER_THREAD_NICE = 10;
+/** The nice value of every thread of the rendering process (render-process.ts): the lowest. */
+export const RENDER_PROCESS_NICE = 19;
+
+/** A rendering process idle this long exits (its ~50 MB go back); the next large body starts one. */
+export const RENDERER_IDLE_EXIT_MS = 60_000;
 
 /** Characters of text in `value`, counted only up to `limit` (a 1 MB document costs no full walk). */
 export function textSizeAtLeast(value: unknown, limit: number): boolean {
@@ -62,11 +65,15 @@ export function textSizeAtLeast(value: unknown, limit: number): boolean {
   return size >= limit;
 }
 
-/** A worker that renders; under tsx (development, tests) the worker registers tsx to load TypeScript. */
-function startWorker(): Worker {
-  const url = new URL(`./render-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-  if (url.pathname.endsWith('.js')) return new Worker(url);
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`, { eval: true });
+/**
+ * A rendering process; under tsx (development, tests) it loads TypeScript through tsx. Messages
+ * use V8's serialisation, which copies strings as they are (JSON would escape 7 MB of document
+ * JSON inside a JSON message and parse it back on the event loop).
+ */
+function startRenderer(): ChildProcess {
+  const ts = import.meta.url.endsWith('.ts');
+  const url = new URL(`./render-process${ts ? '.ts' : '.js'}`, import.meta.url);
+  return fork(url, [], { serialization: 'advanced', execArgv: ts ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 interface Pending {
@@ -75,14 +82,19 @@ interface Pending {
 }
 
 /**
- * A few rendering threads (one per spare core, at most two), started on first use, each given one
- * input at a time; queued inputs wait their turn. A thread that dies fails its input and is
- * replaced on the next one. Idle threads do not keep the process alive.
+ * Rendering processes (one per spare core, at most two), started on first use, each given one
+ * input at a time; queued inputs wait their turn. A process rather than a worker thread: a
+ * thread's isolate shares V8's garbage-collection helper threads with the event loop's, at full
+ * priority, and the garbage of a 1 MB body kept both cores busy (another site's read p99 went
+ * from 7 to 13-15 ms while one site created such posts; with the process at nice 19, 9 ms).
+ * A process that dies fails its input and is replaced on the next one; an idle one does not keep
+ * this process alive, and exits after RENDERER_IDLE_EXIT_MS.
  */
 class RenderPool {
   private readonly size = Math.max(1, Math.min(2, os.availableParallelism() - 1));
-  private readonly idle: Worker[] = [];
-  private readonly busy = new Map<Worker, Pending & { id: number }>();
+  private readonly idle: ChildProcess[] = [];
+  private readonly busy = new Map<ChildProcess, Pending & { id: number }>();
+  private readonly idleTimers = new Map<ChildProcess, NodeJS.Timeout>();
   private readonly queue: Array<{ input: Input } & Pending> = [];
   private nextId = 1;
 
@@ -95,48 +107,69 @@ class RenderPool {
 
   private dispatch(): void {
     while (this.queue.length) {
-      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : null);
-      if (!worker) return;
+      const renderer = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : null);
+      if (!renderer) return;
       const task = this.queue.shift()!;
       const id = this.nextId++;
-      this.busy.set(worker, { id, resolve: task.resolve, reject: task.reject });
-      // A thread at work keeps the process alive (its caller awaits it); an idle one does not.
-      worker.ref();
-      worker.postMessage({ id, input: task.input });
+      clearTimeout(this.idleTimers.get(renderer));
+      this.busy.set(renderer, { id, resolve: task.resolve, reject: task.reject });
+      // A process at work keeps this one alive (its caller awaits it); an idle one does not.
+      renderer.ref();
+      renderer.channel?.ref();
+      renderer.send({ id, input: task.input });
     }
   }
 
-  private spawn(): Worker {
-    const worker = startWorker();
-    worker.on('message', (msg: { id: number; result?: WireResult; error?: string }) => {
-      const task = this.busy.get(worker);
+  private rest(renderer: ChildProcess): void {
+    this.idle.push(renderer);
+    renderer.unref();
+    renderer.channel?.unref();
+    const timer = setTimeout(() => {
+      // Out of the idle list first, so no input is sent to it while it exits.
+      this.idle.splice(this.idle.indexOf(renderer), 1);
+      renderer.disconnect();
+    }, RENDERER_IDLE_EXIT_MS);
+    timer.unref();
+    this.idleTimers.set(renderer, timer);
+  }
+
+  private spawn(): ChildProcess {
+    const renderer = startRenderer();
+    renderer.on('message', (msg: { id: number; result?: WireResult; error?: string }) => {
+      const task = this.busy.get(renderer);
       if (!task || task.id !== msg.id) return;
-      this.busy.delete(worker);
-      this.idle.push(worker);
-      worker.unref();
+      this.busy.delete(renderer);
+      this.rest(renderer);
       if (msg.error !== undefined) task.reject(new Error(msg.error));
       else task.resolve(fromWire(msg.result ?? null));
       this.dispatch();
     });
+    let failed = false;
     const fail = (err: Error) => {
-      const task = this.busy.get(worker);
-      this.busy.delete(worker);
-      const at = this.idle.indexOf(worker);
+      // 'error' and 'exit' may both come: the process is forgotten once.
+      if (failed) return;
+      failed = true;
+      clearTimeout(this.idleTimers.get(renderer));
+      this.idleTimers.delete(renderer);
+      const task = this.busy.get(renderer);
+      this.busy.delete(renderer);
+      const at = this.idle.indexOf(renderer);
       if (at >= 0) this.idle.splice(at, 1);
+      if (renderer.connected) renderer.disconnect();
       task?.reject(err);
       this.dispatch();
     };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`rendering thread exited with code ${code}`)));
-    // After the listeners: a 'message' listener added after unref() refs the thread's port again.
-    worker.unref();
-    return worker;
+    renderer.on('error', fail);
+    renderer.on('exit', (code, signal) => fail(new Error(`rendering process exited with ${signal ?? `code ${code}`}`)));
+    renderer.unref();
+    renderer.channel?.unref();
+    return renderer;
   }
 }
 
 let pool: RenderPool | null = null;
 
-/** richTextFromInput, on a rendering thread when the input has more than OFF_THREAD_CHARS of text. */
+/** richTextFromInput, in a rendering process when the input has more than OFF_THREAD_CHARS of text. */
 export async function renderRichText(input: Input): Promise<Result> {
   const large = typeof input.bodyMarkdown === 'string' ? input.bodyMarkdown.length >= OFF_THREAD_CHARS : textSizeAtLeast(input.body, OFF_THREAD_CHARS);
   if (!large) {
