@@ -36,9 +36,11 @@ const SUMMARY =
 const AUTHOR = ', "author"."full_name" as "author_name"';
 const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
 const DETAIL =
-  `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."body_text", "contents"."meta_title", ` +
+  `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."meta_title", ` +
   '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", ' +
   '"contents"."custom_data", "contents"."structured_data"';
+
+const LISTS = `, (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" where "cc"."site_id" = "contents"."site_id" and "cc"."content_id" = "contents"."id" order by "cc"."position") as agg) as "categories_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" where "ct"."site_id" = "contents"."site_id" and "ct"."content_id" = "contents"."id" order by "ct"."position") as agg) as "tags_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'locale', "agg"."locale", 'slug', "agg"."slug")), '[]') from (select "m"."id", "m"."locale", "m"."slug" from "contents" as "m" where "m"."site_id" = "contents"."site_id" and "m"."translation_group" = "contents"."translation_group" and "m"."id" != "contents"."id") as agg) as "alternates_list"`;
 
 const SQL = {
   // One indexed lookup of an exact redirect by the hash of its path (redirects_site_source_uq).
@@ -53,25 +55,22 @@ const SQL = {
   contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
   // The page's ids from the index first, then those rows with their author (deferred join).
   contentPage:
-    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in ` +
+    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in ` +
     '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) ' +
     'order by "contents"."created_at" desc, "contents"."id" desc',
-  summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in (${list(n)})`,
+  summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in (${list(n)})`,
   categoriesOf: (n) =>
     'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" ' +
     `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
   tagsOf: (n) =>
     'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" ' +
     `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
-  byId: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
-  bySlug: `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
+  byId: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
+  bySlug: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
   // Without ?locale=, the site's default locale in the same statement.
   bySlugDefault:
-    `select ${DETAIL}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? ` +
+    `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? ` +
     'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
-  // Sorted by locale in JS, as the service does (an ORDER BY here misleads SQLite's planner).
-  groupAlternates:
-    'select "contents"."id", "contents"."locale", "contents"."slug" from "contents" where "contents"."site_id" = ? and "contents"."translation_group" = ?',
   // Search (src/modules/contents/contents.search.ts): the filtered matches counted in all, in the
   // title, in title or slug; then only the tiers the page falls in are ranked, each in two steps
   // (scores, then dates for the rows down to the page's last score).
@@ -91,7 +90,7 @@ const SQL = {
   siteLocales: 'select "default_locale", "enabled_locales" from "sites" where "id" = ?',
   blockByPath: 'select * from "site_blocks" where "site_id" = ? and "locale" = ? and "path" = ?',
   publishedPage: (filter) =>
-    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" in ` +
+    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in ` +
     `(select "contents"."id" from "contents" where "contents"."site_id" = ? and "contents"."status" = ?${filter} ` +
     'order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) order by "contents"."created_at" desc, "contents"."id" desc',
   inCategories: (n) =>
@@ -181,8 +180,8 @@ function markedToHtml(text) {
 // ------------------------------------------------------------------------------------------------
 // The app
 
-/** The Fastify app on the SQLite file `file` (not listening); `close()` closes both. */
-export function createBareApp(file) {
+/** The Fastify app on the SQLite file `file` (not listening), with the bench's data directory; `close()` closes both. */
+export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path.dirname(path.resolve(file))) {
   const db = new Database(file, { fileMustExist: true });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -217,8 +216,7 @@ export function createBareApp(file) {
     return { categories, tags };
   }
 
-  function summaries(rows) {
-    const rel = relations(rows.map((r) => r.id));
+  function summaries(rows, rel = relations(rows.map((r) => r.id))) {
     return rows.map((r) => ({
       id: r.id,
       title: r.title,
@@ -239,11 +237,10 @@ export function createBareApp(file) {
     }));
   }
 
+  // The detail row carries its lists (LISTS); alternates sorted by locale in JS, as the service does.
   function detail(r) {
-    const [summary] = summaries([r]);
-    const members = stmt(SQL.groupAlternates)
-      .all(siteId, r.translation_group)
-      .sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
+    const [summary] = summaries([r], { categories: new Map([[r.id, JSON.parse(r.categories_list)]]), tags: new Map([[r.id, JSON.parse(r.tags_list)]]) });
+    const members = JSON.parse(r.alternates_list).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
     const sd = parseJson(r.structured_data, null) ?? {};
     const structuredData = { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };
     const jsonLd = [];
@@ -272,7 +269,7 @@ export function createBareApp(file) {
       body: parseJson(r.body, null),
       bodyHtml: r.body_html,
       meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
-      alternates: members.filter((m) => m.id !== r.id).map((m) => ({ locale: m.locale, id: m.id, slug: m.slug })),
+      alternates: members.map((m) => ({ locale: m.locale, id: m.id, slug: m.slug })),
       metadata: parseJson(r.metadata, {}) ?? {},
       customData: parseJson(r.custom_data, null),
       structuredData,
@@ -286,7 +283,7 @@ export function createBareApp(file) {
 
   // The reference for media delivery: @fastify/static sending the stored variant from the same
   // directory (ETag, Range, 304 as it does them), without a database lookup.
-  app.register(fastifyStatic, { root: path.join(process.env.CAIRN_DATA_DIR ?? '.', 'files'), serve: false });
+  app.register(fastifyStatic, { root: path.resolve(dataDir, 'files'), serve: false });
   app.get('/files/:siteId/:id/:filename', (req, reply) => {
     const w = req.query.w;
     return reply.type('image/jpeg').sendFile(`media/${req.params.siteId}/${req.params.id}/${w ? `w${w}` : 'original'}`);
@@ -294,7 +291,7 @@ export function createBareApp(file) {
 
   // The reference for the cached SEO outputs: the same bytes, built by the seeder
   // (bench/seed-seo.ts) and read from a file once, sent as they are.
-  const outputs = path.join(process.env.CAIRN_DATA_DIR ?? '.', 'bench-outputs');
+  const outputs = path.join(dataDir, 'bench-outputs');
   for (const [name, type] of [
     ['sitemap.xml', 'application/xml; charset=utf-8'],
     ['llms.txt', 'text/plain; charset=utf-8'],

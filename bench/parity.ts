@@ -137,8 +137,10 @@ export async function checkParity(opts: {
     });
     service = await createApp(config, { logger: false });
     await service.ready();
-    const { createBareApp } = (await import(pathToFileURL(path.join(opts.root, opts.baselineScript)).href)) as { createBareApp: (file: string) => Injectable };
-    baseline = createBareApp(opts.databaseUrl);
+    const { createBareApp } = (await import(pathToFileURL(path.join(opts.root, opts.baselineScript)).href)) as {
+      createBareApp: (file: string, dataDir: string) => Injectable;
+    };
+    baseline = createBareApp(opts.databaseUrl, opts.dataDir);
     await baseline.ready();
 
     const run = async (app: Injectable, endpoint: BenchEndpoint, auth: boolean) => {

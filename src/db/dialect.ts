@@ -1,4 +1,6 @@
 import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 
 /**
  * Where the two databases differ, written once and chosen once per database handle
@@ -24,6 +26,12 @@ export interface SqlDialect {
   lockForUpdate(): RawBuilder<unknown>;
   /** Which full-text engine the contents search runs on. */
   readonly fullText: 'fts5' | 'tsvector';
+  /**
+   * A subquery's rows as one JSON array of objects, in its order (`[]` when it has none): a
+   * record and its lists in one statement. Read it with parseJson (text on SQLite, parsed on
+   * PostgreSQL).
+   */
+  jsonArrayFrom(subquery: Parameters<typeof sqliteJsonArrayFrom>[0]): RawBuilder<unknown>;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally. */
@@ -46,6 +54,7 @@ const SQLITE: SqlDialect = {
   skipLocked: () => sql``,
   lockForUpdate: () => sql``,
   fullText: 'fts5',
+  jsonArrayFrom: sqliteJsonArrayFrom,
 };
 
 const POSTGRES: SqlDialect = {
@@ -54,6 +63,7 @@ const POSTGRES: SqlDialect = {
   skipLocked: (alias) => (alias ? sql`for update of ${sql.raw(alias)} skip locked` : sql`for update skip locked`),
   lockForUpdate: () => sql`for update`,
   fullText: 'tsvector',
+  jsonArrayFrom: pgJsonArrayFrom,
 };
 
 /** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */

@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound } from '../../shared/pagination.js';
+import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import { filterOnly } from '../../db/planner.js';
 import { applyRecordFilters } from '../../shared/list-filters.js';
@@ -320,22 +321,80 @@ const VISIBILITY_STRUCTURAL = ['publishedOnly'] as const;
 type VisibilityArgs = { siteId: string; ownerId?: string; publishedOnly?: true };
 const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ...paramsOf(v) });
 
-const contentById = prepared(
-  (db, p: VisibilityArgs & { id: number }) =>
-    applyVisibilityParams(
-      withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id),
-      p,
-    ),
-  { structural: VISIBILITY_STRUCTURAL },
-);
+/** A detail's lists, as JSON arrays read with parseJson (DetailRow). */
+export interface DetailLists {
+  categories_list: unknown;
+  tags_list: unknown;
+  alternates_list: unknown;
+}
+export type DetailRow = ContentRow & DetailLists;
+
+/**
+ * A detail row with its lists in the same statement (issue 15 item 2): its categories and tags
+ * in their order, and the other members of its translation group that the reader may see (as
+ * applyVisibility). Read by id, one statement instead of four.
+ */
+function detailQuery(db: Executor, p: VisibilityArgs) {
+  const d = dialectOf(db);
+  return withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).select((eb) => [
+    d
+      .jsonArrayFrom(
+        eb
+          .selectFrom('content_categories as cc')
+          .innerJoin('categories as c', 'c.id', 'cc.category_id')
+          .select(['c.id', 'c.name', 'c.slug'])
+          .whereRef('cc.site_id', '=', 'contents.site_id')
+          .whereRef('cc.content_id', '=', 'contents.id')
+          .orderBy('cc.position'),
+      )
+      .as('categories_list'),
+    d
+      .jsonArrayFrom(
+        eb
+          .selectFrom('content_tags as ct')
+          .innerJoin('tags as t', 't.id', 'ct.tag_id')
+          .select(['t.id', 't.name', 't.slug'])
+          .whereRef('ct.site_id', '=', 'contents.site_id')
+          .whereRef('ct.content_id', '=', 'contents.id')
+          .orderBy('ct.position'),
+      )
+      .as('tags_list'),
+    // Sorted by locale by the reader (see groupMembers: no ORDER BY on locale in SQL).
+    d
+      .jsonArrayFrom(
+        eb
+          .selectFrom('contents as m')
+          .select(['m.id', 'm.locale', 'm.slug'])
+          .whereRef('m.site_id', '=', 'contents.site_id')
+          .whereRef('m.translation_group', '=', 'contents.translation_group')
+          .whereRef('m.id', '!=', 'contents.id')
+          .$if(p.ownerId !== undefined, (q) => q.where('m.author_id', '=', p.ownerId!))
+          .$if(p.publishedOnly === true, (q) => q.where('m.status', '=', 'published')),
+      )
+      .as('alternates_list'),
+  ]);
+}
+
+/** A content by id through `select` (its columns), as the reader may see it. */
+const byId = (select: (db: Executor, p: VisibilityArgs) => ContentsQuery) =>
+  prepared(
+    (db, p: VisibilityArgs & { id: number }) =>
+      applyVisibilityParams(select(db, p).where('contents.site_id', '=', p.siteId).where('contents.id', '=', p.id), p),
+    { structural: VISIBILITY_STRUCTURAL },
+  );
+
+/** The row alone, for the writes that read it first. */
+const contentById = byId((db) => withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)));
+const contentDetailById = byId(detailQuery);
 
 /** Without a locale, the site's default one, looked up in the same statement. */
 const contentBySlug = prepared(
   (db, p: VisibilityArgs & { slug: string; locale?: string }) =>
-    applyVisibilityParams(
-      withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug),
-      p,
-    ).where('contents.locale', '=', p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId))),
+    applyVisibilityParams(detailQuery(db, p).where('contents.site_id', '=', p.siteId).where('contents.slug', '=', p.slug), p).where(
+      'contents.locale',
+      '=',
+      p.locale ?? ((eb) => eb.selectFrom('sites').select('sites.default_locale').where('sites.id', '=', p.siteId)),
+    ),
   { structural: VISIBILITY_STRUCTURAL },
 );
 
@@ -343,8 +402,13 @@ export function findContent(db: Executor, siteId: string, id: number, v: Visibil
   return contentById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<ContentRow | undefined>;
 }
 
+/** A content with its categories, tags and alternates, in one statement (the detail reads). */
+export function findContentDetail(db: Executor, siteId: string, id: number, v: Visibility) {
+  return contentDetailById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<DetailRow | undefined>;
+}
+
 export function findContentBySlug(db: Executor, siteId: string, slug: string, locale: string | undefined, v: Visibility) {
-  return contentBySlug.executeTakeFirst(db, { ...visibilityArgs(siteId, v), slug, locale }) as Promise<ContentRow | undefined>;
+  return contentBySlug.executeTakeFirst(db, { ...visibilityArgs(siteId, v), slug, locale }) as Promise<DetailRow | undefined>;
 }
 
 const categoriesOf = prepared((db, p: { siteId: string; ids: number[] }) =>
@@ -517,7 +581,8 @@ export const HOT_READS = {
   summariesByIds: (db: Executor, siteId: string, ids: number[]) => summariesQuery.compile(db, { siteId, ids }),
   listPage: (db: Executor, siteId: string) => listPage.compile(db, { siteId, limit: 15, offset: 0 }),
   listPagePublished: (db: Executor, siteId: string) => listPage.compile(db, { siteId, status: 'published', publishedOnly: true, limit: 15, offset: 300 }),
-  byId: (db: Executor, siteId: string, ids: number[]) => contentById.compile(db, { siteId, id: ids[0]! }),
+  byId: (db: Executor, siteId: string, ids: number[]) => contentDetailById.compile(db, { siteId, id: ids[0]! }),
+  bySlug: (db: Executor, siteId: string) => contentBySlug.compile(db, { siteId, slug: 'post-1' }),
   categoriesOf: (db: Executor, siteId: string, ids: number[]) => categoriesOf.compile(db, { siteId, ids }),
   tagsOf: (db: Executor, siteId: string, ids: number[]) => tagsOf.compile(db, { siteId, ids }),
 };

@@ -154,24 +154,47 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
  * is null and `bodyJson` carries the text, for the route to splice into the serialized answer
  * (contents.routes.ts; decisions N11). PostgreSQL's jsonb arrives parsed and is kept as it is.
  */
-async function toDetail(db: Executor, siteId: string, r: ContentRow, v: repo.Visibility, bodyAsText = false) {
-  const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
-  const [summary] = await summaries(db, siteId, [r]);
+type Linked = { id: number | string; name: string; slug: string };
+type Member = { id: number | string; locale: string; slug: string };
+const byLocale = (a: { locale: string }, b: { locale: string }) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0);
+
+/**
+ * A detail's categories, tags and alternates: from the row when it was read with them (one
+ * statement, repo.findContentDetail), else looked up (the answer to a write).
+ */
+async function detailLinks(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility) {
+  const id = Number(r.id);
+  if ('categories_list' in r) {
+    const linked = (value: unknown) => parseJson<Linked[]>(value, []).map((l) => ({ id: Number(l.id), name: l.name, slug: l.slug }));
+    const members = parseJson<Member[]>(r.alternates_list, []);
+    return {
+      rel: { categories: new Map([[id, linked(r.categories_list)]]), tags: new Map([[id, linked(r.tags_list)]]) },
+      alternates: members.sort(byLocale).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
+    };
+  }
+  const rel = await repo.loadRelations(db, siteId, [id]);
   const members = await repo.groupAlternates(db, siteId, r.translation_group, v);
+  return { rel, alternates: members.filter((m) => Number(m.id) !== id).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })) };
+}
+
+async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false) {
+  const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
+  const { rel, alternates } = await detailLinks(db, siteId, r, v);
+  const summary = toSummary(r, rel);
   const sd = structuredDataOf(r);
   const variants = await variantsOfFileUrl(db, siteId, r.featured_image_url);
   return {
-    ...summary!,
-    featuredImage: summary!.featuredImage && { ...summary!.featuredImage, variants },
+    ...summary,
+    featuredImage: summary.featuredImage && { ...summary.featuredImage, variants },
     body: bodyJson === undefined ? parseJson<Record<string, unknown> | null>(r.body, null) : null,
     bodyJson,
     bodyHtml: r.body_html,
     meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
-    alternates: members.filter((m) => Number(m.id) !== Number(r.id)).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
+    alternates,
     metadata: parseJson<Record<string, unknown>>(r.metadata, {}) ?? {},
     customData: parseJson<Record<string, unknown> | null>(r.custom_data, null),
     structuredData: sd,
-    jsonLd: jsonLd(r, sd, summary!.author),
+    jsonLd: jsonLd(r, sd, summary.author),
   };
 }
 
@@ -252,7 +275,7 @@ export async function listContentSummaries(db: Executor, auth: Auth, query: Cont
 /** A content by id; with `bodyAsText` see toDetail. */
 export async function getContent(db: Executor, auth: Auth, id: number, bodyAsText = false) {
   const v = visibilityOf(auth);
-  const row = await repo.findContent(db, auth.siteId, id, v);
+  const row = await repo.findContentDetail(db, auth.siteId, id, v);
   if (!row) throw notFound('content');
   return toDetail(db, auth.siteId, row, v, bodyAsText);
 }

@@ -657,6 +657,45 @@ describe('translations of contents', () => {
   });
 });
 
+describe('GET /v1/contents/:id with its lists in one statement (issue 15 item 2)', () => {
+  it('answers categories and tags in their order and alternates by locale, only published ones to a delivery token, as the answer to a write does', async () => {
+    const { api, siteId } = await site(['en', 'de', 'fr', 'it']);
+    const cats: any[] = [];
+    for (const name of ['Zeta', 'Alpha', 'Mid']) cats.push((await api.post('/v1/categories', { name })).body.data);
+    const tags: any[] = [];
+    for (const name of ['t3', 't1', 't2']) tags.push((await api.post('/v1/tags', { name })).body.data);
+    const en = await post(api, { title: 'Hello', status: 'published', categoryIds: [cats[1].id, cats[0].id, cats[2].id], tagIds: [tags[2].id, tags[0].id] });
+    // Members created out of locale order: it, then fr (published), de (draft).
+    const member = async (locale: string, status: string) =>
+      post(api, { title: `Hello ${locale}`, locale, translationGroup: en.translationGroup, status, categoryIds: [cats[0].id] });
+    const it_ = await member('it', 'published');
+    const fr = await member('fr', 'published');
+    const de = await member('de', 'draft');
+    const read = (await api.get(`/v1/contents/${en.id}`)).body;
+    expect(read.categories.map((c: any) => c.name)).toEqual(['Alpha', 'Zeta', 'Mid']);
+    expect(read.categories[0]).toEqual({ id: cats[1].id, name: 'Alpha', slug: 'alpha' });
+    expect(read.tags.map((t: any) => t.id)).toEqual([tags[2].id, tags[0].id]);
+    expect(read.alternates).toEqual([
+      { locale: 'de', id: de.id, slug: de.slug },
+      { locale: 'fr', id: fr.id, slug: fr.slug },
+      { locale: 'it', id: it_.id, slug: it_.slug },
+    ]);
+    expect((await api.get(`/v1/contents/slug/${en.slug}?locale=en`)).body.data).toEqual(read);
+    // The answer to a write looks its lists up: the same lists.
+    const updated = (await api.put(`/v1/contents/${en.id}`, { excerpt: 'Changed' })).body.data;
+    expect({ categories: updated.categories, tags: updated.tags, alternates: updated.alternates }).toEqual({
+      categories: read.categories,
+      tags: read.tags,
+      alternates: read.alternates,
+    });
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: 'all' })).token);
+    expect((await delivery.get(`/v1/contents/${en.id}`)).body.alternates.map((a: any) => a.locale)).toEqual(['fr', 'it']);
+    // No lists: empty arrays, not null.
+    const bare = await post(api, { title: 'Alone' });
+    expect((await api.get(`/v1/contents/${bare.id}`)).body).toMatchObject({ categories: [], tags: [], alternates: [] });
+  });
+});
+
 describe('delivery tokens and .own scopes (decisions G12, G13)', () => {
   it('show a delivery token only published contents: others are 404 and left out of lists', async () => {
     const { api, siteId } = await site();
