@@ -47,4 +47,13 @@ export const BASELINES: Baseline[] = [
     pathFor: (endpoint, ctx) => (endpoint.baselines?.includes('bareFastify') ? resolve(endpoint.baselinePath ?? endpoint.path, ctx) : null),
     parity: true,
   },
+  {
+    // A lean hand-written server with its own schema and one statement per answer
+    // (bench/lean-server.mjs): the endpoints that give a `leanPath`.
+    id: 'lean',
+    label: 'lean server',
+    script: 'bench/lean-server.mjs',
+    readyPath: '/lean/ready',
+    pathFor: (endpoint, ctx) => (endpoint.leanPath ? resolve(endpoint.leanPath, ctx) : null),
+  },
 ];

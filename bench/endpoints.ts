@@ -78,6 +78,11 @@ export interface BenchEndpoint {
    */
   baselinePath?: OrFn<string>;
   /**
+   * The same request on the lean reference server (bench/lean-server.mjs, its own schema and SQL,
+   * the same answers' shapes), when it serves one.
+   */
+  leanPath?: OrFn<string>;
+  /**
    * False when a baseline does a reference job, not the same one (so its answer and SQL differ
    * by design): bench/parity.ts skips the row. Default true.
    */
@@ -148,30 +153,38 @@ export const ENDPOINTS: BenchEndpoint[] = [
     seed: seedBlog,
     uniqueIds: true,
     body: (ctx: BenchContext) => ({ type: 'post', title: 'Bench post [<id>]', bodyMarkdown: String(ctx.createMarkdown) }),
+    leanPath: '/lean/contents',
+    targets: { minRatio: { lean: 0.5 } },
   },
 ];
 
 function blogReads(): BenchEndpoint[] {
   const vsBare = { minRatio: { bareFastify: 0.8 } };
-  const read = (name: string, path: OrFn<string>, targets: BenchTargets = vsBare): BenchEndpoint => ({
+  const read = (name: string, path: OrFn<string>, targets: BenchTargets = vsBare, leanPath?: OrFn<string>): BenchEndpoint => ({
     name,
     method: 'GET',
     path,
     seed: seedBlog,
     baselines: ['bareFastify'],
     targets,
+    ...(leanPath ? { leanPath } : {}),
   });
+  // The lean server's path for a contents path: the same request under /lean.
+  const lean = (path: OrFn<string>) => (ctx: BenchContext) => `/lean${resolve(path, ctx).slice('/v1'.length)}`;
   const listTargets = { ...vsBare, p99Ms: 25 };
+  // Issue 15: get by id >= 0.8x the lean server, search >= 0.5x and p99 <= 50 ms.
+  const searchTargets = { minRatio: { ...vsBare.minRatio, lean: 0.5 }, p99Ms: 50 };
+  const contentRead = (name: string, path: OrFn<string>, targets: BenchTargets) => read(name, path, targets, lean(path));
   return [
     read('GET /v1/categories/tree', '/v1/categories/tree'),
     read('GET /v1/tags?limit=100', '/v1/tags?limit=100'),
-    read('GET /v1/contents (page 1)', '/v1/contents', listTargets),
-    read('GET /v1/contents?page=300', '/v1/contents?page=300', listTargets),
-    read('GET /v1/contents/:id', (ctx) => `/v1/contents/${String(ctx.postId)}`),
-    read('GET /v1/contents/slug/:slug', (ctx) => `/v1/contents/slug/${encodeURIComponent(String(ctx.postSlug))}`),
+    contentRead('GET /v1/contents (page 1)', '/v1/contents', listTargets),
+    contentRead('GET /v1/contents?page=300', '/v1/contents?page=300', listTargets),
+    contentRead('GET /v1/contents/:id', (ctx) => `/v1/contents/${String(ctx.postId)}`, { minRatio: { ...vsBare.minRatio, lean: 0.8 } }),
+    contentRead('GET /v1/contents/slug/:slug', (ctx) => `/v1/contents/slug/${encodeURIComponent(String(ctx.postSlug))}`, vsBare),
     // A word in about a third of the posts, then one in about 1% (their counts are printed after seeding).
-    read('GET /v1/contents/search (common word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`, listTargets),
-    read('GET /v1/contents/search (rare word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`, listTargets),
+    contentRead('GET /v1/contents/search (common word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`, searchTargets),
+    contentRead('GET /v1/contents/search (rare word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`, searchTargets),
   ];
 }
 

@@ -16,7 +16,9 @@
  * 5. Uploads of a 5 MB JPEG through the API, one at a time (bench/media-upload.ts): p50 and p99.
  *
  * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
- * whose name contains it, case-insensitive; their seeders only), BENCH_PROFILE_DIR (the server
+ * whose name contains it, case-insensitive; their seeders only), BENCH_SEED=api (the blog is
+ * filled through the API of the running server, then its reads are measured on that server and
+ * again after a restart), BENCH_PROFILE_DIR (the server
  * writes its V8 CPU profile there), BENCH_SERVER_NODE_ARGS (node flags for the server). Exit
  * code 1 when the server does not start, any run had non-2xx responses, connection errors or
  * timeouts, or a baseline does not do the same work as the service; a missed target is printed,
@@ -44,6 +46,7 @@ import {
   type EndpointResult,
 } from './report.js';
 import { seedDatabase } from './seed.js';
+import { seedBlog, seedBlogThroughApi } from './seed-blog.js';
 import { checkParity, statementLabel, type ParityResult } from './parity.js';
 import { formatNoisyNeighbour, measureNoisyNeighbour, type NoisyNeighbourRow } from './noisy-neighbour.js';
 import { formatUploads, measureUploads, type UploadRow } from './media-upload.js';
@@ -111,22 +114,28 @@ async function main(): Promise<number> {
   try {
     // 1. Seed before the server opens the file, so the server starts on a realistic database.
     const databaseUrl = path.join(tmp, 'cairn.db');
-    const seeded = await seedDatabase(databaseUrl, endpoints);
+    // BENCH_SEED=api: the blog is filled through the API of the running server (below), as a user
+    // fills a site, instead of straight into the file before it starts.
+    const throughApi = process.env.BENCH_SEED === 'api' && endpoints.some((e) => e.seed === seedBlog);
+    const seeded = await seedDatabase(databaseUrl, endpoints, throughApi ? [seedBlog] : []);
     const ctx = seeded.ctx;
     for (const t of seeded.timings) log(`seeded ${t.seeder} in ${(t.ms / 1000).toFixed(1)} s${t.summary ? `: ${t.summary}` : ''}`);
 
-    // Same answers and same SQL from the per-endpoint baselines, checked in this process before
-    // any server opens the file (bench/parity.ts).
+    // Same answers and same SQL from the per-endpoint baselines, checked in this process
+    // (bench/parity.ts): before the server opens the file, or after the API filled it.
     const parity = new Map<string, Map<string, ParityResult>>();
     const parityErrors: string[] = [];
-    for (const b of BASELINES) {
-      if (!b.parity) continue;
-      try {
-        parity.set(b.id, await checkParity({ root: ROOT, databaseUrl, dataDir: tmp, ctx, endpoints, baselineId: b.id, baselineScript: b.script }));
-      } catch (err) {
-        parityErrors.push(`${b.label}: the parity check could not run, its ratios are unchecked: ${err instanceof Error ? err.message : String(err)}`);
+    const checkAllParity = async () => {
+      for (const b of BASELINES) {
+        if (!b.parity) continue;
+        try {
+          parity.set(b.id, await checkParity({ root: ROOT, databaseUrl, dataDir: tmp, ctx, endpoints, baselineId: b.id, baselineScript: b.script }));
+        } catch (err) {
+          parityErrors.push(`${b.label}: the parity check could not run, its ratios are unchecked: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
-    }
+    };
+    if (!throughApi) await checkAllParity();
 
     // 2. The built service. REDIS_URL and PUBLIC_URL are dropped so a developer's shell does not
     // change what is measured. The rate limits are raised out of the way: every request carries
@@ -148,18 +157,29 @@ async function main(): Promise<number> {
     // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (node --cpu-prof).
     const profileArgs = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const server = startChild('cairn server', [...nodeArgs, ...profileArgs, SERVER_ENTRY], serverEnv, ROOT);
-    children.push(server);
     const serverUrl = `http://127.0.0.1:${serverPort}`;
-    try {
-      await waitForHttp(server, `${serverUrl}/health`);
-    } catch (err) {
-      // The seeding above ran the migrations of src/ (through tsx); the server runs those of dist/.
-      // A build older than src/ refuses the database ("previously executed migration ... is missing").
-      const hint = /migration/i.test(server.output())
-        ? '\nhint: the database is seeded from src/ but served by dist/; run `npm run build` (npm run bench does) so both have the same migrations'
-        : '';
-      throw new Error(`${err instanceof Error ? err.message : String(err)}${hint}`);
+    const startServer = async () => {
+      const child = startChild('cairn server', [...nodeArgs, ...profileArgs, SERVER_ENTRY], serverEnv, ROOT);
+      children.push(child);
+      try {
+        await waitForHttp(child, `${serverUrl}/health`);
+      } catch (err) {
+        // The seeding above ran the migrations of src/ (through tsx); the server runs those of dist/.
+        // A build older than src/ refuses the database ("previously executed migration ... is missing").
+        const hint = /migration/i.test(child.output())
+          ? '\nhint: the database is seeded from src/ but served by dist/; run `npm run build` (npm run bench does) so both have the same migrations'
+          : '';
+        throw new Error(`${err instanceof Error ? err.message : String(err)}${hint}`);
+      }
+      return child;
+    };
+    let server = await startServer();
+    if (throughApi) {
+      const started = performance.now();
+      const { summary, ...added } = await seedBlogThroughApi(serverUrl, ctx.token, ctx.siteId, ctx.userId);
+      Object.assign(ctx, added);
+      log(`seeded seedBlogThroughApi in ${((performance.now() - started) / 1000).toFixed(1)} s on the running server: ${String(summary)}`);
+      await checkAllParity();
     }
 
     // The reference servers, each on its own port, with the same database at hand.
@@ -174,7 +194,8 @@ async function main(): Promise<number> {
       baselineUrls.set(b.id, url);
       baselineChildren.set(b.id, child);
     }
-    const ourPids = children.map((c) => c.pid);
+    // Ours: the bench's children (the server is started again after a restart).
+    const ourPids = () => children.map((c) => c.pid);
     const serverIdleRssMb = rssMb(server.pid);
     log(`cairn server pid ${server.pid}, RSS ${serverIdleRssMb?.toFixed(0) ?? '?'} MB before load`);
     log();
@@ -186,16 +207,16 @@ async function main(): Promise<number> {
       const child = baselineChildren.get(b.id)!;
       process.stderr.write(`measuring ${b.label} ...\n`);
       const target: Target = { url: `${baselineUrls.get(b.id)}${b.path}`, method: 'GET', headers: {} };
-      baselineResults.push({ id: b.id, label: b.label, path: b.path, result: await measure(target, settings, { serverPid: child.pid, ourPids }) });
+      baselineResults.push({ id: b.id, label: b.label, path: b.path, result: await measure(target, settings, { serverPid: child.pid, ourPids: ourPids() }) });
     }
 
     // 3b. Each endpoint, then its per-endpoint baselines with the same request shape.
     const endpointResults: EndpointResult[] = [];
-    for (const endpoint of endpoints) {
-      process.stderr.write(`measuring ${endpoint.name} ...\n`);
+    const measureEndpoint = async (endpoint: BenchEndpoint, rowName = endpoint.name) => {
+      process.stderr.write(`measuring ${rowName} ...\n`);
       const target = targetFor(endpoint, ctx, serverUrl);
       const entry: EndpointResult = {
-        name: endpoint.name,
+        name: rowName,
         method: endpoint.method,
         path: target.url.slice(serverUrl.length),
         result: null,
@@ -206,9 +227,9 @@ async function main(): Promise<number> {
       const problem = await preflight(target);
       if (problem) {
         entry.error = problem;
-        continue;
+        return;
       }
-      const result = await measure(target, settings, { serverPid: server.pid, ourPids });
+      const result = await measure(target, settings, { serverPid: server.pid, ourPids: ourPids() });
       entry.result = result;
       for (const b of BASELINES) {
         let base: Measurement | undefined;
@@ -219,8 +240,8 @@ async function main(): Promise<number> {
             continue;
           }
           const child = baselineChildren.get(b.id)!;
-          process.stderr.write(`measuring ${endpoint.name} on ${b.label} ...\n`);
-          base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids });
+          process.stderr.write(`measuring ${rowName} on ${b.label} ...\n`);
+          base = await measure(targetFor(endpoint, ctx, baselineUrls.get(b.id)!, p), settings, { serverPid: child.pid, ourPids: ourPids() });
         } else base = baselineResults.find((r) => r.id === b.id)?.result;
         const same = parity.get(b.id)?.get(endpoint.name);
         const mismatch =
@@ -233,12 +254,23 @@ async function main(): Promise<number> {
           ...(same ? { serviceOnlySql: same.serviceOnly } : {}),
         };
       }
+    };
+    for (const endpoint of endpoints)
+      await measureEndpoint(endpoint, throughApi && endpoint.seed === seedBlog ? `${endpoint.name} (filled, no restart)` : endpoint.name);
+    // Filled through the API: the blog's reads again on a server restarted on the same file (the
+    // statistics and caches a fresh start has), next to the rows of the server that was filled.
+    if (throughApi) {
+      await stopChild(server);
+      children.splice(children.indexOf(server), 1);
+      server = await startServer();
+      for (const endpoint of endpoints)
+        if (endpoint.seed === seedBlog && endpoint.method === 'GET') await measureEndpoint(endpoint, `${endpoint.name} (filled, restarted)`);
     }
     // 3c. Another tenant's reads while one site floods heavy requests (issue 16 item 6).
     let noisy: NoisyNeighbourRow[] = [];
     if (!filter || 'noisy neighbour'.includes(filter)) {
       process.stderr.write('measuring the noisy neighbour rows ...\n');
-      noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids });
+      noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() });
     }
     // 3d. Uploads of a 5 MB photo, one at a time (issue 10).
     let uploads: UploadRow | null = null;

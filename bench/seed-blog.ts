@@ -228,61 +228,198 @@ async function insertBatches<T>(rows: T[], size: number, insert: (batch: T[]) =>
 
 const DAY = 86_400_000;
 
+interface CategoryRow {
+  id: number;
+  parent_id: number | null;
+  name: string;
+  slug: string;
+  description: string | null;
+}
+
 /**
- * Seeds the blog. Returns, for the endpoints' paths and bodies: a published post's id and slug,
- * the two search words with their document frequencies, and counts.
+ * The whole blog as rows, from a seeded PRNG: the same every run. Ids start at `first` (the
+ * direct seeder's next free ids; the API seeder maps them to the ids the API gives).
  */
-export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Readonly<BenchContext>): Promise<Record<string, unknown>> {
+function planBlog(siteId: string, userId: string, first: { category: number; tag: number; post: number }) {
   const rng = mulberry32(20_240_601);
   const nextWord = zipf(rng, CONTENT_WORDS, 1.05);
   const t0 = performance.now();
-
-  // Bodies first (the slow part), outside the transaction.
   const bodies: Body[] = Array.from({ length: BLOG.distinctBodies }, () => renderBody(makeBody(rng, nextWord)));
-  const tRender = performance.now();
+  const renderMs = performance.now() - t0;
 
   const end = Date.now() - DAY;
   const start = end - 730 * DAY;
   const iso = (ms: number) => new Date(ms).toISOString();
-  const counts = { categories: 0, tags: 0, posts: 0, published: 0, categoryLinks: 0, tagLinks: 0 };
-  const result: Record<string, unknown> = {};
 
-  await db.transaction().execute(async (tx) => {
-    // Categories: roots, then children, then grandchildren (parents exist before their children).
-    const usedCategorySlugs = new Set<string>();
-    const categoryRows: Array<{ id: number; parent_id: number | null; name: string; slug: string }> = [];
-    let categoryId = await nextId(tx, 'categories');
-    const names = sample(rng, CONTENT_WORDS.slice(0, 300), 300);
-    let nameIndex = 0;
-    const addCategory = (name: string, parent: number | null) => {
-      const slug = nextFreeSlug(slugify(name), usedCategorySlugs);
-      usedCategorySlugs.add(slug);
-      categoryRows.push({ id: categoryId++, parent_id: parent, name, slug });
-      return categoryId - 1;
-    };
-    for (let r = 0; r < BLOG.rootCategories; r++) {
-      const rootName = capitalize(names[nameIndex++]!);
-      const root = addCategory(rootName, null);
-      for (let c = 0; c < BLOG.childrenPerRoot; c++) {
-        const childName = `${rootName} ${names[nameIndex++]!}`;
-        const child = addCategory(childName, root);
-        for (let g = 0; g < BLOG.grandchildrenPerChild; g++)
-          addCategory(`${capitalize(pick(rng, TOPIC_WORDS))} ${names[(nameIndex + g * 7) % names.length]!}`, child);
-      }
+  // Categories: roots, then children, then grandchildren (parents come before their children).
+  const usedCategorySlugs = new Set<string>();
+  const categoryRows: CategoryRow[] = [];
+  let categoryId = first.category;
+  const names = sample(rng, CONTENT_WORDS.slice(0, 300), 300);
+  let nameIndex = 0;
+  const addCategory = (name: string, parent: number | null) => {
+    const slug = nextFreeSlug(slugify(name), usedCategorySlugs);
+    usedCategorySlugs.add(slug);
+    categoryRows.push({ id: categoryId++, parent_id: parent, name, slug, description: null });
+    return categoryId - 1;
+  };
+  for (let r = 0; r < BLOG.rootCategories; r++) {
+    const rootName = capitalize(names[nameIndex++]!);
+    const root = addCategory(rootName, null);
+    for (let c = 0; c < BLOG.childrenPerRoot; c++) {
+      const childName = `${rootName} ${names[nameIndex++]!}`;
+      const child = addCategory(childName, root);
+      for (let g = 0; g < BLOG.grandchildrenPerChild; g++)
+        addCategory(`${capitalize(pick(rng, TOPIC_WORDS))} ${names[(nameIndex + g * 7) % names.length]!}`, child);
     }
-    const createdAt = iso(start - 30 * DAY);
-    await insertBatches(categoryRows, 100, (batch) =>
+  }
+  for (const c of categoryRows) c.description = rng() < 0.6 ? `Posts about ${c.name.toLowerCase()}.` : null;
+
+  // Tags: unique names from topic words and word pairs.
+  const tagNames = new Set<string>(TOPIC_WORDS);
+  while (tagNames.size < BLOG.tags) tagNames.add(`${pick(rng, CONTENT_WORDS)} ${pick(rng, CONTENT_WORDS)}`);
+  const usedTagSlugs = new Set<string>();
+  let tagId = first.tag;
+  const tagRows = [...tagNames].slice(0, BLOG.tags).map((name, i) => {
+    const slug = nextFreeSlug(slugify(name), usedTagSlugs);
+    usedTagSlugs.add(slug);
+    // Spread over the two years, so the default order (created_at desc) is a real sort.
+    const at = iso(start + Math.floor((i / BLOG.tags) * 730 * DAY));
+    return {
+      id: tagId++,
+      site_id: siteId,
+      name,
+      slug,
+      description: rng() < 0.3 ? `Everything about ${name}.` : null,
+      locale: 'en',
+      translation_group: randomUUID(),
+      created_at: at,
+      updated_at: at,
+    };
+  });
+
+  // Posts, in creation order; ids follow created_at.
+  const categoryIds = categoryRows.map((c) => c.id);
+  const tagIds = tagRows.map((t) => t.id);
+  // Popular tags and categories: a Zipf pick over a shuffled list.
+  const nextCategory = zipf(rng, sample(rng, categoryIds, categoryIds.length).map(String), 0.8);
+  const nextTag = zipf(rng, sample(rng, tagIds, tagIds.length).map(String), 0.9);
+  const usedPostSlugs = new Set<string>();
+  const df = new Map<string, number>();
+  let postId = first.post;
+  const posts: Array<Record<string, unknown> & { id: number; markdown: string }> = [];
+  const categoryLinks: Array<{ site_id: string; content_id: number; category_id: number; position: number }> = [];
+  const tagLinks: Array<{ site_id: string; content_id: number; tag_id: number; position: number }> = [];
+  const publishedIds: number[] = [];
+  const step = (end - start) / BLOG.posts;
+  for (let i = 0; i < BLOG.posts; i++) {
+    const id = postId++;
+    const body = bodies[i % bodies.length]!;
+    const title = capitalize([...Array.from({ length: int(rng, 3, 7) }, nextWord), pick(rng, TOPIC_WORDS)].sort(() => rng() - 0.5).join(' '));
+    const slug = nextFreeSlug(slugify(title, 500) || 'post', usedPostSlugs, 500);
+    usedPostSlugs.add(slug);
+    const created = Math.floor(start + i * step + rng() * step * 0.9);
+    const r = rng();
+    const status = r < BLOG.publishedShare ? 'published' : r < BLOG.publishedShare + BLOG.archivedShare ? 'archived' : 'draft';
+    const published = status === 'draft' ? null : Math.min(end, created + int(rng, 0, 48) * 3_600_000);
+    const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
+    const hasImage = rng() < 0.6;
+    posts.push({
+      id,
+      markdown: body.markdown,
+      site_id: siteId,
+      type: 'post',
+      title,
+      slug,
+      status,
+      excerpt: rng() < 0.7 ? body.firstSentence : null,
+      locale: 'en',
+      translation_group: randomUUID(),
+      author_id: userId,
+      body: body.body,
+      body_html: body.html,
+      body_text: body.text,
+      featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null,
+      featured_image_alt: hasImage ? title : null,
+      meta_title: rng() < 0.4 ? title : null,
+      meta_description: rng() < 0.4 ? body.firstSentence : null,
+      meta_keywords: null,
+      canonical_url: null,
+      og_image: null,
+      metadata: null,
+      custom_data: null,
+      structured_data: null,
+      scheduled_at: null,
+      published_at: published === null ? null : iso(published),
+      created_at: iso(created),
+      updated_at: iso(updated),
+    });
+    if (status === 'published') publishedIds.push(id);
+    const cats = new Set<number>();
+    const nCats = int(rng, 1, 3);
+    while (cats.size < nCats) cats.add(Number(nextCategory()));
+    for (const [position, c] of [...cats].entries()) categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position });
+    const tgs = new Set<number>();
+    const nTags = int(rng, 2, 6);
+    while (tgs.size < nTags) tgs.add(Number(nextTag()));
+    for (const [position, t] of [...tgs].entries()) tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position });
+    for (const w of new Set([...body.words, ...(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])])) df.set(w, (df.get(w) ?? 0) + 1);
+  }
+
+  // Search words: a content word in about a third of the posts, a topic word in about 1%.
+  const closest = (words: readonly string[], share: number) => {
+    const target = share * BLOG.posts;
+    return words.filter((w) => df.has(w)).reduce((best, w) => (Math.abs(df.get(w)! - target) < Math.abs(df.get(best)! - target) ? w : best));
+  };
+  const common = closest(CONTENT_WORDS, BLOG.commonWordShare);
+  const rare = closest(TOPIC_WORDS, BLOG.rareWordShare);
+  // A published post from the middle of the list (not on page 1, not the newest).
+  const post = posts.find((p) => p.id === publishedIds[Math.floor(publishedIds.length / 2)])!;
+  const result: Record<string, unknown> = {
+    postId: post.id,
+    postSlug: post.slug,
+    searchCommon: common,
+    searchCommonPosts: df.get(common),
+    searchRare: rare,
+    searchRarePosts: df.get(rare),
+    createMarkdown: benchMarkdown(),
+  };
+  const counts = {
+    categories: categoryRows.length,
+    tags: tagRows.length,
+    posts: posts.length,
+    published: publishedIds.length,
+    categoryLinks: categoryLinks.length,
+    tagLinks: tagLinks.length,
+  };
+  const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+  const describe = (writeMs: number, how: string) =>
+    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), ` +
+    `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, ` +
+    `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; ` +
+    `render ${(renderMs / 1000).toFixed(1)} s, ${how} ${(writeMs / 1000).toFixed(1)} s; ` +
+    `search words "${common}" (in ${String(df.get(common))} posts) and "${rare}" (in ${String(df.get(rare))})`;
+  return { categoryRows, tagRows, posts, categoryLinks, tagLinks, post, result, counts, describe };
+}
+
+/**
+ * Seeds the blog straight into the database. Returns, for the endpoints' paths and bodies: a
+ * published post's id and slug, the two search words with their document frequencies, and counts.
+ */
+export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Readonly<BenchContext>): Promise<Record<string, unknown>> {
+  const first = { category: await nextId(db, 'categories'), tag: await nextId(db, 'tags'), post: await nextId(db, 'contents') };
+  const plan = planBlog(siteId, userId, first);
+  const t0 = performance.now();
+  await db.transaction().execute(async (tx) => {
+    const createdAt = new Date(Date.now() - 761 * DAY).toISOString();
+    await insertBatches(plan.categoryRows, 100, (batch) =>
       tx
         .insertInto('categories')
         .values(
           batch.map((c) => ({
-            id: c.id,
+            ...c,
             site_id: siteId,
-            name: c.name,
-            slug: c.slug,
-            description: rng() < 0.6 ? `Posts about ${c.name.toLowerCase()}.` : null,
             image: null,
-            parent_id: c.parent_id,
             locale: 'en',
             translation_group: randomUUID(),
             sitemap_priority: null,
@@ -296,152 +433,96 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
         )
         .execute(),
     );
-    counts.categories = categoryRows.length;
-
-    // Tags: unique names from topic words and word pairs.
-    const tagNames = new Set<string>(TOPIC_WORDS);
-    while (tagNames.size < BLOG.tags) tagNames.add(`${pick(rng, CONTENT_WORDS)} ${pick(rng, CONTENT_WORDS)}`);
-    const usedTagSlugs = new Set<string>();
-    let tagId = await nextId(tx, 'tags');
-    const tagRows = [...tagNames].slice(0, BLOG.tags).map((name, i) => {
-      const slug = nextFreeSlug(slugify(name), usedTagSlugs);
-      usedTagSlugs.add(slug);
-      // Spread over the two years, so the default order (created_at desc) is a real sort.
-      const at = iso(start + Math.floor((i / BLOG.tags) * 730 * DAY));
-      return {
-        id: tagId++,
-        site_id: siteId,
-        name,
-        slug,
-        description: rng() < 0.3 ? `Everything about ${name}.` : null,
-        locale: 'en',
-        translation_group: randomUUID(),
-        created_at: at,
-        updated_at: at,
-      };
-    });
-    await insertBatches(tagRows, 200, (batch) =>
+    await insertBatches(plan.tagRows, 200, (batch) =>
       tx
         .insertInto('tags')
         .values(batch as never)
         .execute(),
     );
-    counts.tags = tagRows.length;
-
-    // Posts, in creation order; ids follow created_at.
-    const categoryIds = categoryRows.map((c) => c.id);
-    const tagIds = tagRows.map((t) => t.id);
-    // Popular tags and categories: a Zipf pick over a shuffled list.
-    const nextCategory = zipf(rng, sample(rng, categoryIds, categoryIds.length).map(String), 0.8);
-    const nextTag = zipf(rng, sample(rng, tagIds, tagIds.length).map(String), 0.9);
-    const usedPostSlugs = new Set<string>();
-    const df = new Map<string, number>();
-    let postId = await nextId(tx, 'contents');
-    const posts: Array<Record<string, unknown>> = [];
-    const categoryLinks: Array<{ site_id: string; content_id: number; category_id: number; position: number }> = [];
-    const tagLinks: Array<{ site_id: string; content_id: number; tag_id: number; position: number }> = [];
-    const publishedIds: number[] = [];
-    const step = (end - start) / BLOG.posts;
-    for (let i = 0; i < BLOG.posts; i++) {
-      const id = postId++;
-      const body = bodies[i % bodies.length]!;
-      const title = capitalize([...Array.from({ length: int(rng, 3, 7) }, nextWord), pick(rng, TOPIC_WORDS)].sort(() => rng() - 0.5).join(' '));
-      const slug = nextFreeSlug(slugify(title, 500) || 'post', usedPostSlugs, 500);
-      usedPostSlugs.add(slug);
-      const created = Math.floor(start + i * step + rng() * step * 0.9);
-      const r = rng();
-      const status = r < BLOG.publishedShare ? 'published' : r < BLOG.publishedShare + BLOG.archivedShare ? 'archived' : 'draft';
-      const published = status === 'draft' ? null : Math.min(end, created + int(rng, 0, 48) * 3_600_000);
-      const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
-      const hasImage = rng() < 0.6;
-      posts.push({
-        id,
-        site_id: siteId,
-        type: 'post',
-        title,
-        slug,
-        status,
-        excerpt: rng() < 0.7 ? body.firstSentence : null,
-        locale: 'en',
-        translation_group: randomUUID(),
-        author_id: userId,
-        body: body.body,
-        body_html: body.html,
-        body_text: body.text,
-        featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null,
-        featured_image_alt: hasImage ? title : null,
-        meta_title: rng() < 0.4 ? title : null,
-        meta_description: rng() < 0.4 ? body.firstSentence : null,
-        meta_keywords: null,
-        canonical_url: null,
-        og_image: null,
-        metadata: null,
-        custom_data: null,
-        structured_data: null,
-        scheduled_at: null,
-        published_at: published === null ? null : iso(published),
-        created_at: iso(created),
-        updated_at: iso(updated),
-      });
-      if (status === 'published') publishedIds.push(id);
-      const cats = new Set<number>();
-      const nCats = int(rng, 1, 3);
-      while (cats.size < nCats) cats.add(Number(nextCategory()));
-      for (const [position, c] of [...cats].entries()) categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position });
-      const tgs = new Set<number>();
-      const nTags = int(rng, 2, 6);
-      while (tgs.size < nTags) tgs.add(Number(nextTag()));
-      for (const [position, t] of [...tgs].entries()) tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position });
-      for (const w of new Set([...body.words, ...(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])])) df.set(w, (df.get(w) ?? 0) + 1);
-    }
     // 27 columns a row: 25 rows stay far below SQLite's bound-parameter limit.
-    await insertBatches(posts, 25, (batch) =>
-      tx
-        .insertInto('contents')
-        .values(batch as never)
-        .execute(),
+    await insertBatches(
+      plan.posts.map(({ markdown: _markdown, ...row }) => row),
+      25,
+      (batch) =>
+        tx
+          .insertInto('contents')
+          .values(batch as never)
+          .execute(),
     );
-    await insertBatches(categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
-    await insertBatches(tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
-    counts.posts = posts.length;
-    counts.published = publishedIds.length;
-    counts.categoryLinks = categoryLinks.length;
-    counts.tagLinks = tagLinks.length;
-
-    // Search words: a content word in about a third of the posts, a topic word in about 1%.
-    const closest = (words: readonly string[], share: number) => {
-      const target = share * BLOG.posts;
-      return words.filter((w) => df.has(w)).reduce((best, w) => (Math.abs(df.get(w)! - target) < Math.abs(df.get(best)! - target) ? w : best));
-    };
-    const common = closest(CONTENT_WORDS, BLOG.commonWordShare);
-    const rare = closest(TOPIC_WORDS, BLOG.rareWordShare);
-
-    // A published post from the middle of the list (not on page 1, not the newest).
-    const post = posts.find((p) => p.id === publishedIds[Math.floor(publishedIds.length / 2)])!;
-    Object.assign(result, {
-      postId: post.id,
-      postSlug: post.slug,
-      searchCommon: common,
-      searchCommonPosts: df.get(common),
-      searchRare: rare,
-      searchRarePosts: df.get(rare),
-      createMarkdown: benchMarkdown(),
-    });
+    await insertBatches(plan.categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
+    await insertBatches(plan.tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
   });
-  const tInsert = performance.now();
+  const insertMs = performance.now() - t0;
 
   // The FTS index is filled by the insert trigger of migration 0009: check that it answers.
-  const matched = await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${String(result.searchCommon)}"`}`.execute(db);
+  const matched = await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${String(plan.result.searchCommon)}"`}`.execute(
+    db,
+  );
   const indexed = Number(matched.rows[0]?.n ?? 0);
   if (indexed === 0) throw new Error('seedBlog: the full-text index (contents_fts) finds nothing; is the insert trigger of migration 0009 missing?');
-  result.searchCommonIndexed = indexed;
+  return { ...plan.result, searchCommonIndexed: indexed, ...plan.counts, summary: plan.describe(insertMs, 'insert') };
+}
 
-  const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-  const summary =
-    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), ` +
-    `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, ` +
-    `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; ` +
-    `render ${((tRender - t0) / 1000).toFixed(1)} s, insert ${((tInsert - tRender) / 1000).toFixed(1)} s; ` +
-    `search words "${String(result.searchCommon)}" (in ${String(result.searchCommonPosts)} posts) and "${String(result.searchRare)}" (in ${String(result.searchRarePosts)})`;
-  return { ...result, ...counts, summary };
+/**
+ * Seeds the same blog through the API of a running server (BENCH_SEED=api), as a user fills a
+ * site: categories (parents first), tags, then the posts from their markdown with their status,
+ * excerpt, image, meta, categories and tags, four requests at a time. Dates are the server's own.
+ */
+export async function seedBlogThroughApi(baseUrl: string, token: string, siteId: string, userId: string): Promise<Record<string, unknown>> {
+  const plan = planBlog(siteId, userId, { category: 1, tag: 1, post: 1 });
+  const t0 = performance.now();
+  const post = async (path: string, body: unknown): Promise<{ id: number; slug: string }> => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status !== 201) throw new Error(`seedBlogThroughApi: POST ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+    const json = JSON.parse(text) as { id?: number; slug?: string; data?: { id: number; slug: string } };
+    return json.data ?? (json as { id: number; slug: string });
+  };
+  const categoryIds = new Map<number, number>();
+  for (const c of plan.categoryRows) {
+    const parentId = c.parent_id === null ? null : categoryIds.get(c.parent_id)!;
+    categoryIds.set(c.id, (await post('/v1/categories', { name: c.name, slug: c.slug, description: c.description, parentId })).id);
+  }
+  const tagIds = new Map<number, number>();
+  for (const t of plan.tagRows) tagIds.set(t.id, (await post('/v1/tags', { name: t.name, slug: t.slug, description: t.description })).id);
+  const linksOf = <T extends { content_id: number; position: number }>(links: T[], id: (l: T) => number) => {
+    const by = new Map<number, number[]>();
+    for (const l of links) {
+      const list = by.get(l.content_id) ?? [];
+      list[l.position] = id(l);
+      by.set(l.content_id, list);
+    }
+    return by;
+  };
+  const postCategories = linksOf(plan.categoryLinks, (l) => categoryIds.get(l.category_id)!);
+  const postTags = linksOf(plan.tagLinks, (l) => tagIds.get(l.tag_id)!);
+  const created = new Map<number, { id: number; slug: string }>();
+  let next = 0;
+  const worker = async () => {
+    while (next < plan.posts.length) {
+      const p = plan.posts[next++]!;
+      const answer = await post('/v1/contents', {
+        type: 'post',
+        title: p.title,
+        slug: p.slug,
+        status: p.status,
+        excerpt: p.excerpt,
+        bodyMarkdown: p.markdown,
+        featuredImageUrl: p.featured_image_url,
+        featuredImageAlt: p.featured_image_alt,
+        metaTitle: p.meta_title,
+        metaDescription: p.meta_description,
+        categoryIds: postCategories.get(p.id) ?? [],
+        tagIds: postTags.get(p.id) ?? [],
+      });
+      created.set(p.id, answer);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  const chosen = created.get(plan.post.id)!;
+  return { ...plan.result, postId: chosen.id, postSlug: chosen.slug, ...plan.counts, summary: plan.describe(performance.now() - t0, 'through the API') };
 }

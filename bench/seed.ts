@@ -17,7 +17,12 @@ export interface SeedTiming {
  * so seeding follows the same rules as the API): migrations, one site, one token with every
  * scope (and a neighbour site with its own), then each endpoint's seeder. The connection is closed before the server opens the file.
  */
-export async function seedDatabase(databaseUrl: string, endpoints: readonly BenchEndpoint[]): Promise<{ ctx: BenchContext; timings: SeedTiming[] }> {
+export async function seedDatabase(
+  databaseUrl: string,
+  endpoints: readonly BenchEndpoint[],
+  /** Seeders not to run here (run otherwise, e.g. through the API). */
+  skip: readonly Seeder[] = [],
+): Promise<{ ctx: BenchContext; timings: SeedTiming[] }> {
   const database = connectDatabase({ databaseUrl });
   try {
     await migrateToLatest(database);
@@ -38,7 +43,7 @@ export async function seedDatabase(databaseUrl: string, endpoints: readonly Benc
     };
 
     // One run per distinct seeder function, even when several endpoints share it.
-    const seen = new Set<Seeder>();
+    const seen = new Set<Seeder>(skip);
     const timings: SeedTiming[] = [];
     for (const endpoint of endpoints) {
       if (!endpoint.seed || seen.has(endpoint.seed)) continue;
