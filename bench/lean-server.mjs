@@ -167,6 +167,8 @@ export function createLeanApp(cairnFile, file) {
     insert: db.prepare(SQL.insert),
     insertFts: db.prepare(SQL.insertFts),
     slugTaken: db.prepare("select 1 from posts where locale = 'en' and slug = ?").pluck(),
+    // The total of a page past the end (a page's rows carry it otherwise).
+    count: db.prepare('select count(*) from posts').pluck(),
   };
   const md = new MarkdownIt('default', { html: false });
   const app = Fastify({ logger: false, bodyLimit: 2 * 1024 * 1024 });
@@ -177,7 +179,7 @@ export function createLeanApp(cairnFile, file) {
   app.get('/lean/contents', (req, reply) => {
     const { page, limit, offset } = pageOf(req.query);
     const rows = stmt.page.all(limit, offset);
-    const total = rows[0]?.total ?? db.prepare('select count(*) from posts').pluck().get();
+    const total = rows[0]?.total ?? stmt.count.get();
     return json(reply, `{"data":[${rows.map((r) => summaryJson(r)).join(',')}],"meta":${JSON.stringify(pageMeta(total, page, limit))}}`);
   });
 

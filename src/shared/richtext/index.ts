@@ -74,7 +74,7 @@ export function renderDoc(doc: RichTextDoc): RenderedRichText {
 /**
  * What a write stores: the document, its HTML and its plain text. Markdown is rendered only where
  * it is served (llms.txt outputs), not on every write: for a 1 MB body it was a fifth of the
- * rendering time and of the garbage the rendering thread's collector had to clear.
+ * rendering time and of the garbage the renderer's garbage collector had to clear.
  */
 export type RenderedBody = Omit<RenderedRichText, 'markdown'>;
 
