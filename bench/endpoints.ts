@@ -175,6 +175,13 @@ function blogReads(): BenchEndpoint[] {
   // Issue 15: get by id >= 0.8x the lean server, search >= 0.5x and p99 <= 50 ms.
   const searchTargets = { minRatio: { ...vsBare.minRatio, lean: 0.5 }, p99Ms: 50 };
   const contentRead = (name: string, path: OrFn<string>, targets: BenchTargets) => read(name, path, targets, lean(path));
+  const deliveryRead = (name: string, path: OrFn<string>): BenchEndpoint => ({
+    ...read(name, path, { minRatio: { bareNodeHttp: 0.5 } }, lean(path)),
+    auth: false,
+    headers: (ctx) => ({ authorization: `Bearer ${String(ctx.contentsDeliveryToken)}` }),
+    // The same-SQL server answers every request from the database: no same-job reference.
+    baselines: [],
+  });
   return [
     read('GET /v1/categories/tree', '/v1/categories/tree'),
     read('GET /v1/tags?limit=100', '/v1/tags?limit=100'),
@@ -185,6 +192,10 @@ function blogReads(): BenchEndpoint[] {
     // A word in about a third of the posts, then one in about 1% (their counts are printed after seeding).
     contentRead('GET /v1/contents/search (common word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`, searchTargets),
     contentRead('GET /v1/contents/search (rare word)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`, searchTargets),
+    // Issue 15 item 6: a front end's repeated reads, answered by the delivery cache, >= 0.5x bare node:http.
+    deliveryRead('GET /v1/contents/:id (delivery token, cached)', (ctx) => `/v1/contents/${String(ctx.postId)}`),
+    deliveryRead('GET /v1/contents (delivery token, cached)', '/v1/contents'),
+    deliveryRead('GET /v1/contents/search (delivery token, cached)', (ctx) => `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`),
   ];
 }
 

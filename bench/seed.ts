@@ -28,6 +28,8 @@ export async function seedDatabase(
     await migrateToLatest(database);
     const site = await createSite(database.db, { name: 'Bench Site', domain: 'bench.test' });
     const token = await createToken(database.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
+    // A front end's token: published reads only, answered by the delivery cache when repeated.
+    const deliveryToken = await createToken(database.db, { siteId: site.id, userId: site.ownerUserId, name: 'front end', kind: 'delivery', scopes: 'all' });
     // A second tenant, for the noisy-neighbour rows: its reads while the first site floods.
     const neighbour = await createSite(database.db, { name: 'Neighbour Site', domain: 'neighbour.test' });
     const neighbourToken = await createToken(database.db, { siteId: neighbour.id, userId: neighbour.ownerUserId, name: 'neighbour', scopes: 'all' });
@@ -38,6 +40,7 @@ export async function seedDatabase(
       token: token.token,
       publicKey: site.publicKey,
       neighbourToken: neighbourToken.token,
+      contentsDeliveryToken: deliveryToken.token,
       // Where seeders may leave files for the reference servers (they run with it as CAIRN_DATA_DIR).
       dataDir: path.dirname(databaseUrl),
     };

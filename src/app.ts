@@ -22,6 +22,7 @@ import { ChangeFeed } from './shared/changes.js';
 import { MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
+import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
@@ -35,6 +36,8 @@ declare module 'fastify' {
     routeTable: RouteInfo[];
     /** The in-process worker; tests drive it with worker.runDueJobs() / worker.tick(). */
     worker: Worker;
+    /** Published reads answered from memory (decisions P18). */
+    deliveryCache: DeliveryCache;
     /** Where files live (local disk or S3); tests list it to prove a failed request left nothing. */
     storage: FileStorage;
   }
@@ -180,7 +183,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const rateLimiter = await registerRateLimit(app, config, database.db);
   // Unknown URLs are counted like every route: probing costs the prober its budget.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
-  registerRouteGuard(app, database.db, routeTable);
+  // Published reads answered from memory (decisions P18); a write forgets its site's answers when it answers.
+  const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
+  app.decorate('deliveryCache', deliveryCache);
+  if (config.deliveryCacheBytes > 0) app.addHook('onSend', forgetOnWrite(deliveryCache));
+  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null);
   await registerOpenApi(app, config, pkg.version);
 
   const HealthSchema = {
@@ -229,9 +236,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // Tokens revoked or changed by another process (the CLI, another instance) stop working at once;
   // modules forget what they cache (redirect rules) the same way.
   changes.on('cairn_api_tokens', forgetTokens);
+  changes.on('cairn_site_content', deliveryCache.changed);
   const stopWatchingChanges = database.watchChanges(changes.emit);
 
-  const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs });
+  const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs, onJobDone: deliveryCache.changed });
   registerRetention(worker, config.retention);
   for (const mod of modules) mod.jobs?.(worker, deps);
   app.decorate('worker', worker);

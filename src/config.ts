@@ -26,6 +26,8 @@ export interface Config {
   allowPrivateNetwork: boolean;
   /** Largest JSON body accepted, in bytes (413 beyond it). */
   bodyLimit: number;
+  /** Memory held by the delivery cache of published reads (decisions P18); 0 turns it off. */
+  deliveryCacheBytes: number;
   /** Test hook: the PostgreSQL schema to use (a fresh one per test file). */
   pgSchema?: string;
   /** The in-process worker (scheduled publishing, webhook delivery): on by default, polling every pollMs. */
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     allowPrivateNetwork: boolean(env, 'CAIRN_ALLOW_PRIVATE_NETWORK', false),
     bodyLimit: integer(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    deliveryCacheBytes: integer(env, 'DELIVERY_CACHE_BYTES', 32 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     worker: { enabled: boolean(env, 'CAIRN_WORKER', true), pollMs: integer(env, 'WORKER_POLL_MS', 1000, 50, 60_000) },
     webhooks: {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),

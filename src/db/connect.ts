@@ -8,8 +8,8 @@ import type { DialectName } from './dialect.js';
 
 export type { DialectName };
 
-/** What other processes announce changes of (migrations 0013, 0015). */
-export const CHANGE_CHANNELS = ['cairn_api_tokens', 'cairn_redirects'] as const;
+/** What other processes announce changes of (migrations 0013, 0015, 0024). */
+export const CHANGE_CHANNELS = ['cairn_api_tokens', 'cairn_redirects', 'cairn_site_content'] as const;
 export type ChangeChannel = (typeof CHANGE_CHANNELS)[number];
 
 export interface Database {
@@ -26,6 +26,12 @@ export interface Database {
    * function.
    */
   watchChanges(onChange: (channel: ChangeChannel, id?: string) => void): () => Promise<void>;
+  /**
+   * Announces at once, through the `watchChanges` callback, what another process committed since
+   * the last look, for a read that must not wait for the next poll (the delivery cache).
+   * SQLite: one `PRAGMA data_version` read. PostgreSQL: nothing (notifications arrive on their own).
+   */
+  pollChanges(): void;
   /**
    * Brings the planner's statistics up to date now (decisions H30). SQLite does it on its own
    * every `SQLITE_OPTIMIZE_INTERVAL_MS`, PostgreSQL with autovacuum; this runs it at once (the
@@ -55,19 +61,24 @@ function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: n
   // would otherwise plan with the empty file's statistics until it restarts (H30).
   const optimizer = setInterval(() => void driver.refreshStatistics().catch(() => undefined), optimizeIntervalMs);
   optimizer.unref();
+  let poll: () => void = () => undefined;
   const watchChanges = (onChange: (channel: ChangeChannel) => void) => {
     // data_version of the writer changes only when another connection (another process: our own
     // reader never writes) commits; a cheap counter read, no query against the tables.
     let seen = driver.dataVersion();
-    const timer = setInterval(() => {
+    poll = () => {
       const now = driver.dataVersion();
       if (now !== seen) {
         seen = now;
         for (const channel of CHANGE_CHANNELS) onChange(channel);
       }
-    }, 100);
+    };
+    const timer = setInterval(() => poll(), 100);
     timer.unref();
-    return async () => clearInterval(timer);
+    return async () => {
+      clearInterval(timer);
+      poll = () => undefined;
+    };
   };
   const refreshStatistics = async () => {
     await driver.refreshStatistics();
@@ -76,7 +87,7 @@ function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: n
     clearInterval(optimizer);
     return db.destroy();
   };
-  return { db, dialect: 'sqlite', watchChanges, refreshStatistics, close };
+  return { db, dialect: 'sqlite', watchChanges, pollChanges: () => poll(), refreshStatistics, close };
 }
 
 /**
@@ -156,7 +167,7 @@ function openPostgres(url: string, options: ConnectOptions): Database {
     const { rows } = await sql<{ name: string }>`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema()`.execute(db);
     if (rows.length) await sql.raw(`analyze ${rows.map((r) => r.name).join(', ')}`).execute(db);
   };
-  return { db, dialect: 'postgres', schema: options.pgSchema, watchChanges, refreshStatistics, close: () => db.destroy() };
+  return { db, dialect: 'postgres', schema: options.pgSchema, watchChanges, pollChanges: () => undefined, refreshStatistics, close: () => db.destroy() };
 }
 
 /**

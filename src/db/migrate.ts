@@ -22,6 +22,7 @@ import * as m0020 from './migrations/0020_site_blocks.js';
 import * as m0021 from './migrations/0021_forms.js';
 import * as m0022 from './migrations/0022_media.js';
 import * as m0023 from './migrations/0023_media_references.js';
+import * as m0024 from './migrations/0024_site_change_notify.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<
   '0021_forms': m0021,
   '0022_media': m0022,
   '0023_media_references': m0023,
+  '0024_site_change_notify': m0024,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -26,6 +26,8 @@ export interface WorkerOptions {
   lockMs?: number;
   maxAttempts?: number;
   batchSize?: number;
+  /** Called after each job ran (or failed): what it changed of its site is no longer cached. */
+  onJobDone?: (siteId: string) => void;
 }
 
 /**
@@ -109,6 +111,8 @@ export class Worker {
         this.ctx.log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, error: message }, 'job failed');
         if (job.attempts >= (this.options.maxAttempts ?? 10)) await repo.failJob(this.ctx.db, job.id, new Date().toISOString(), message);
         else await repo.retryJob(this.ctx.db, job.id, new Date(Date.now() + Math.min(3_600_000, 1000 * 2 ** job.attempts)).toISOString(), message);
+      } finally {
+        this.options.onJobDone?.(job.siteId);
       }
     }
     return claimed.length;

@@ -1,11 +1,14 @@
-import type { FastifyInstance, preValidationAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, onRequestAsyncHookHandler, preValidationAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Executor } from '../db/types.js';
 import { AppError } from '../shared/errors.js';
 import { ID_PATTERN, MAX_ID } from '../shared/schemas.js';
-import { isScope } from '../shared/scopes.js';
+import { isScope, type RouteScope } from '../shared/scopes.js';
 import { authHook, siteKeyHook } from './auth.js';
+import { cachesRoute, type DeliveryCache, deliveryCacheHooks } from './delivery-cache.js';
 
 const CANONICAL_ID = new RegExp(ID_PATTERN);
+
+const toArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 /**
  * Only a canonical decimal id in range names a record (decisions H16): `0x10`, `+12`, `012`,
@@ -69,7 +72,20 @@ function isApiRoute(url: string): boolean {
  * The hook also attaches authentication, publishes the scope and the error responses in the
  * OpenAPI document, and records the route for the generated contract tests.
  */
-export function registerRouteGuard(app: FastifyInstance, db: Executor, table: RouteInfo[]): void {
+export function registerRouteGuard(app: FastifyInstance, db: Executor, table: RouteInfo[], cache: DeliveryCache | null = null): void {
+  const cacheHooks = cache && deliveryCacheHooks(cache);
+  /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
+  const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler) => {
+    const onRequest = [...toArray(route.onRequest), hook];
+    if (cacheHooks && cachesRoute(route, scope)) {
+      onRequest.push(cacheHooks.lookup);
+      const schema = route.schema as Record<string, any>;
+      const who = scope === 'public' ? 'Answers' : "Delivery tokens' answers";
+      schema.description = `${schema.description ? `${schema.description}\n\n` : ''}${who} come from the delivery cache with a strong \`ETag\` (\`304\` on \`If-None-Match\`); a write shows in the next read (decisions P18).`;
+      route.onSend = [...toArray(route.onSend), cacheHooks.store] as RouteOptions['onSend'];
+    }
+    route.onRequest = onRequest as RouteOptions['onRequest'];
+  };
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!isApiRoute(route.url)) return;
     const scope = route.config?.scope;
@@ -106,9 +122,7 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
       if (!route.url.startsWith('/v1/public/')) throw new Error(`Route ${String(route.method)} ${route.url}: site-key routes live under /v1/public/`);
       responses[401] ??= errorRef('Missing or unknown site key');
       schema.security = [{ siteKey: [] }, { siteKeyQuery: [] }];
-      const hook = siteKeyHook(db);
-      const existing = route.onRequest;
-      route.onRequest = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
+      attach(route, scope, siteKeyHook(db));
       return;
     }
 
@@ -121,8 +135,6 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
     if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
-    const hook = authHook(db, scope);
-    const existing = route.onRequest;
-    route.onRequest = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
+    attach(route, scope, authHook(db, scope));
   });
 }

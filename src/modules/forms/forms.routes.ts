@@ -68,7 +68,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
   app.get(
     '/public/forms/:slug',
     {
-      config: { scope: 'public', siteKey: true },
+      config: { scope: 'public', siteKey: true, deliveryCache: true },
       schema: {
         tags,
         operationId: 'getPublicForm',

@@ -124,7 +124,11 @@ export const mediaModule: AppModule = {
     ] as const) {
       app.get(
         url,
-        { config: { scope: 'media.view' }, schema: { tags, operationId, summary, querystring, response: { 200: Paginated(ref(MediaFile)) } } },
+        // The trash changes with time too (files leave it after TRASH_DAYS): never from the delivery cache.
+        {
+          config: { scope: 'media.view', deliveryCache: url !== '/media/trash' },
+          schema: { tags, operationId, summary, querystring, response: { 200: Paginated(ref(MediaFile)) } },
+        },
         async (req) => {
           const query = req.query as { page: number; limit: number };
           const { rows, total } = await mediaTable.list(db, req.auth.siteId, query as never, spec);

@@ -324,7 +324,7 @@ export const siteBlocksModule: AppModule = {
     app.get(
       '/public/site-blocks',
       {
-        config: { scope: 'public', siteKey: true },
+        config: { scope: 'public', siteKey: true, deliveryCache: true },
         schema: {
           tags,
           operationId: 'getPublicSiteBlockByPath',
@@ -341,7 +341,7 @@ export const siteBlocksModule: AppModule = {
     app.get(
       '/public/site-blocks/:slug',
       {
-        config: { scope: 'public', siteKey: true },
+        config: { scope: 'public', siteKey: true, deliveryCache: true },
         schema: {
           tags,
           operationId: 'getPublicSiteBlock',

@@ -1,0 +1,186 @@
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler, RouteOptions } from 'fastify';
+import { etagOf } from '../shared/http-cache.js';
+import { isDeliveryScope, type RouteScope } from '../shared/scopes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the delivery cache on a miss: where the answer goes, and the site's generation when the read began. */
+    deliveryCacheMiss?: { key: string; siteId: string; stamp: number };
+  }
+  interface FastifyContextConfig {
+    /**
+     * Whether the delivery cache may answer this GET route (decisions P18). Token routes: on by
+     * default for the delivery scopes (the answers of delivery tokens); `false` for a route whose
+     * answer depends on more than the site and the URL (request headers, the time) or whose read
+     * writes (hit counters). Site-key routes: off unless `true`.
+     */
+    deliveryCache?: boolean;
+  }
+}
+
+interface Entry {
+  siteId: string;
+  stamp: number;
+  body: Buffer;
+  etag: string;
+  headers: Array<[string, string]>;
+}
+
+/** The answer headers kept with a cached body; the others (request id, CORS, rate limit) are the request's own. */
+const KEPT_HEADERS = ['content-type', 'cache-control', 'content-language'];
+
+/**
+ * Published reads answered from memory (issue 15 item 6, decisions P18): the answers of delivery
+ * tokens and of the site-key routes that opt in, keyed by site, kind and URL, each stamped with
+ * its site's generation when its read began. Any change to a site moves the site's generation
+ * on, so its answers are not served again:
+ * - a write through this instance's API, when it answers (before the writer's client can read);
+ * - a job of the site run by this instance's worker (scheduled publishing);
+ * - a commit by another process: PostgreSQL announces the site (the triggers of migration 0024,
+ *   at commit); with SQLite another process's commit drops everything, checked on every cached read.
+ * A read that raced a change is not kept (its stamp is older than the generation it finds).
+ * At most `maxBytes` are held, least recently used out first.
+ */
+export class DeliveryCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly generations = new Map<string, number>();
+  /** Moves on when every site changes at once (another SQLite process committed, a lost PostgreSQL listener). */
+  private epoch = 0;
+  private bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    /** Looks for other processes' commits now (Database.pollChanges). */
+    private readonly pollChanges: () => void = () => undefined,
+  ) {}
+
+  /** The generation of a site's answers: the epoch and the site's own counter in one number. */
+  private stampOf(siteId: string): number {
+    return this.epoch * 2 ** 32 + (this.generations.get(siteId) ?? 0);
+  }
+
+  /** Forgets the answers of one site, or of every site. */
+  readonly changed = (siteId?: string): void => {
+    if (siteId === undefined) {
+      this.epoch++;
+      this.generations.clear();
+      this.entries.clear();
+      this.bytes = 0;
+      return;
+    }
+    this.generations.set(siteId, ((this.generations.get(siteId) ?? 0) + 1) % 2 ** 32);
+  };
+
+  lookup(key: string, siteId: string): Entry | { miss: number } {
+    this.pollChanges();
+    const entry = this.entries.get(key);
+    const stamp = this.stampOf(siteId);
+    if (entry && entry.stamp === stamp) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      this.hits++;
+      return entry;
+    }
+    if (entry) this.forget(key);
+    this.misses++;
+    return { miss: stamp };
+  }
+
+  store(key: string, siteId: string, stamp: number, body: Buffer, etag: string, headers: Array<[string, string]>): void {
+    if (this.maxBytes <= 0 || body.length > this.maxBytes / 8 || this.stampOf(siteId) !== stamp) return;
+    this.forget(key);
+    this.entries.set(key, { siteId, stamp, body, etag, headers });
+    this.bytes += body.length + key.length;
+    while (this.bytes > this.maxBytes && this.entries.size > 0) this.forget(this.entries.keys().next().value!);
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private forget(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.bytes -= entry.body.length + key.length;
+    this.entries.delete(key);
+  }
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const given = request.headers['if-none-match'];
+  return !!given && (given.trim() === '*' || given.split(',').some((t) => t.trim().replace(/^W\//, '') === etag));
+}
+
+/** Whether a route's answers may be cached, from its declaration (checked once, when the route is added). */
+export function cachesRoute(route: RouteOptions, scope: RouteScope): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.includes('GET')) return false;
+  const declared = route.config?.deliveryCache;
+  if (scope === 'public') return declared === true && !!route.config?.siteKey;
+  if (declared !== undefined) return declared;
+  return isDeliveryScope(scope) && !route.config?.managementOnly && !route.config?.deliveryOpen;
+}
+
+/** The cache key of a request this route may answer from the cache, or null (a management token, a HEAD). */
+function keyOf(request: FastifyRequest): { key: string; siteId: string } | null {
+  if (request.method !== 'GET') return null;
+  if (request.publicSite) return { key: `${request.publicSite.siteId}\np\n${request.url}`, siteId: request.publicSite.siteId };
+  const auth = request.auth;
+  // Delivery tokens of a site all see the same thing (published records); a `.own` access depends on the user.
+  if (auth?.kind !== 'delivery' || auth.access !== 'all') return null;
+  return { key: `${auth.siteId}\nd\n${request.url}`, siteId: auth.siteId };
+}
+
+/** The route's lookup (after authentication) and store hooks. */
+export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsyncHookHandler; store: onSendAsyncHookHandler<unknown> } {
+  const lookup = async (request: FastifyRequest, reply: FastifyReply) => {
+    const target = keyOf(request);
+    if (!target) return;
+    const found = cache.lookup(target.key, target.siteId);
+    if ('miss' in found) {
+      request.deliveryCacheMiss = { key: target.key, siteId: target.siteId, stamp: found.miss };
+      return;
+    }
+    for (const [name, value] of found.headers) reply.header(name, value);
+    reply.header('etag', found.etag);
+    if (notModified(request, found.etag)) return reply.code(304).send();
+    return reply.send(found.body);
+  };
+  const store = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const miss = request.deliveryCacheMiss;
+    if (!miss || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload;
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(body);
+    // A token's answer: browsers may keep it but must ask again (304 when unchanged); shared caches may not.
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
+    reply.header('etag', etag);
+    const headers: Array<[string, string]> = [];
+    for (const name of KEPT_HEADERS) {
+      const value = reply.getHeader(name);
+      if (value !== undefined) headers.push([name, String(value)]);
+    }
+    cache.store(miss.key, miss.siteId, miss.stamp, body, etag, headers);
+    if (notModified(request, etag)) {
+      reply.code(304);
+      return null;
+    }
+    return body;
+  };
+  return { lookup, store };
+}
+
+/**
+ * The write side, for every route: a write through the API moves its site's generation on when it
+ * answers, after its transaction committed and before its client can send the next read.
+ */
+export const forgetOnWrite =
+  (cache: DeliveryCache) =>
+  async (request: FastifyRequest): Promise<void> => {
+    if (!WRITE_METHODS.has(request.method)) return;
+    const siteId = request.auth?.siteId ?? request.publicSite?.siteId;
+    if (siteId) cache.changed(siteId);
+  };
