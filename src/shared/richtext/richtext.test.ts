@@ -1,6 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { markdownToDoc, markdownToHtml, renderDoc, richTextFromInput, validateDoc, RichTextError, type RichTextDoc } from './index.js';
+import { sanitizeDocUrls } from './sanitize-doc.js';
+import { docToHtml, docToRawHtml, isSanitizedHtml, sanitize } from './to-html.js';
 
 // ------------------------------------------------------------------------------------------------
 // helpers
@@ -622,5 +624,140 @@ describe('performance', () => {
     }
     expect(html).toContain('<h2>Section 0</h2>');
     expect(avg).toBeLessThan(20);
+  });
+});
+
+describe('HTML checked in one scan instead of a second sanitize-html parse', () => {
+  const pieces = [
+    '*',
+    '_',
+    '`',
+    '[',
+    ']',
+    '(',
+    ')',
+    '<',
+    '>',
+    '&',
+    '"',
+    "'",
+    '\n',
+    '\n\n',
+    '# ',
+    '- ',
+    '1. ',
+    '0. ',
+    '> ',
+    '|',
+    '---',
+    'javascript:',
+    'java\tscript:',
+    'http://x.y/a?b=1&c=2',
+    'mailto:a@b',
+    'tel:+1',
+    '//cdn.test/i.png',
+    ' ',
+    'word',
+    'é',
+    '\t',
+    '\u0000',
+    '&amp;',
+    '&#106;',
+    '![i](',
+    'data:image/png;base64,AA',
+    '~~',
+    '```js\n',
+    '```c++ x\n',
+    '\r',
+    '| a | b |\n|---|---|\n',
+    '<script>',
+    '<img src=x onerror=y>',
+    '\u00a0',
+    '😀',
+    '"title"',
+  ];
+  const markdown = fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 60 }).map((p) => p.join(''));
+
+  it('renders exactly what sanitize-html leaves, for any markdown, and most bodies skip the second parse', () => {
+    let fast = 0;
+    let runs = 0;
+    fc.assert(
+      fc.property(markdown, (md) => {
+        const doc = sanitizeDocUrls(markdownToDoc(md) as any);
+        const raw = docToRawHtml(doc);
+        runs++;
+        if (isSanitizedHtml(raw)) fast++;
+        expect(docToHtml(doc)).toBe(sanitize(raw));
+      }),
+      { numRuns: 3000, seed: 15 },
+    );
+    expect(fast / runs).toBeGreaterThan(0.9);
+  });
+
+  it('renders documents given as JSON the same way (empty titles, targets, classes, spans, list starts)', () => {
+    const docs: any[] = [
+      { type: 'doc', content: [{ type: 'image', attrs: { src: 'https://a.test/i.png', alt: '', title: '' } }] },
+      { type: 'doc', content: [{ type: 'image', attrs: { src: '/i.png', alt: 'x "y"', title: "it's" } }] },
+      {
+        type: 'doc',
+        content: [
+          {
+            type: 'paragraph',
+            content: [{ type: 'text', text: 'l', marks: [{ type: 'link', attrs: { href: 'https://a.test/?a=1&b="2"', target: '_blank', rel: 'nofollow' } }] }],
+          },
+        ],
+      },
+      { type: 'doc', content: [{ type: 'codeBlock', attrs: { language: 'c++ x' }, content: [{ type: 'text', text: '<a> & "b"' }] }] },
+      { type: 'doc', content: [{ type: 'codeBlock', attrs: { language: 'a"b<c' }, content: [{ type: 'text', text: 'x' }] }] },
+      { type: 'doc', content: [{ type: 'orderedList', attrs: { start: 0 }, content: [{ type: 'listItem', content: [{ type: 'paragraph' }] }] }] },
+      {
+        type: 'doc',
+        content: [
+          {
+            type: 'table',
+            content: [
+              {
+                type: 'tableRow',
+                content: [{ type: 'tableCell', attrs: { colspan: 2, rowspan: 3 }, content: [{ type: 'paragraph', content: [{ type: 'text', text: 'c' }] }] }],
+              },
+            ],
+          },
+        ],
+      },
+    ];
+    for (const input of docs) {
+      const checked = validateDoc(input, 'body');
+      if (!checked.ok) continue;
+      const doc = sanitizeDocUrls(checked.doc as any);
+      expect(docToHtml(doc)).toBe(sanitize(docToRawHtml(doc)));
+    }
+  });
+
+  it('sends anything outside the allow-list to sanitize-html', () => {
+    for (const html of [
+      '<script>alert(1)</script>',
+      '<p onclick="x">a</p>',
+      '<a href="javascript:alert(1)">a</a>',
+      '<a href="java&#115;cript:alert(1)">a</a>',
+      '<img src="data:image/svg+xml,x" />',
+      '<img src="mailto:a@b" />',
+      '<p>a > b</p>',
+      '<P>a</P>',
+      "<a href='https://x.test'>a</a>",
+      '<a href="https://x.test" target="_new">a</a>',
+      '<code class="evil">x</code>',
+      '<br>',
+      '<p />',
+      '</br>',
+      '<p title="">a</p>',
+      '<img src="https://x.test/i.png" title="" />',
+      '<p>a\u0000</p>',
+      '<a href=" javascript:x">a</a>',
+    ]) {
+      expect(isSanitizedHtml(html), html).toBe(false);
+    }
+    expect(isSanitizedHtml('<p>a &amp; b "c"</p><img src="/i.png" alt="" /><a href="mailto:a@b.test" target="_blank" rel="noopener noreferrer">m</a>')).toBe(
+      true,
+    );
   });
 });
