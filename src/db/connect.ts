@@ -29,7 +29,8 @@ export interface Database {
   /**
    * Announces at once, through the `watchChanges` callback, what another process committed since
    * the last look, for a read that must not wait for the next poll (the delivery cache).
-   * SQLite: one `PRAGMA data_version` read. PostgreSQL: nothing (notifications arrive on their own).
+   * SQLite: one `PRAGMA data_version` read, at most once a millisecond. PostgreSQL: nothing
+   * (notifications arrive on their own).
    */
   pollChanges(): void;
   /**
@@ -66,7 +67,12 @@ function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: n
     // data_version of the writer changes only when another connection (another process: our own
     // reader never writes) commits; a cheap counter read, no query against the tables.
     let seen = driver.dataVersion();
+    let lastPoll = 0;
     poll = () => {
+      // At most once a millisecond: reading data_version costs about 20 µs, a cached read 200.
+      const at = performance.now();
+      if (at - lastPoll < 1) return;
+      lastPoll = at;
       const now = driver.dataVersion();
       if (now !== seen) {
         seen = now;

@@ -37,7 +37,7 @@ const KEPT_HEADERS = ['content-type', 'cache-control', 'content-language'];
  * - a write through this instance's API, when it answers (before the writer's client can read);
  * - a job of the site run by this instance's worker (scheduled publishing);
  * - a commit by another process: PostgreSQL announces the site (the triggers of migration 0024,
- *   at commit); with SQLite another process's commit drops everything, checked on every cached read.
+ *   at commit); with SQLite another process's commit drops everything, looked for on cached reads (at most once a millisecond).
  * A read that raced a change is not kept (its stamp is older than the generation it finds).
  * At most `maxBytes` are held, least recently used out first.
  */
