@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { loadConfig, ConfigError } from './config.js';
 import { createApp } from './app.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
@@ -36,6 +38,23 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  releaseStartupGarbage();
+}
+
+/**
+ * Compiling every route's validators and serializers at start-up leaves about 80 MB of garbage
+ * that V8 keeps committed until its next full collection, which an idle or lightly loaded server
+ * may not run for hours (RSS stayed at 224 MB for a minute on an empty database). One full
+ * collection once listening gives it back (about 145 MB). `gc` is reached through a new context,
+ * so the process needs no `--expose-gc` flag and nothing else can call it.
+ */
+function releaseStartupGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  gc();
+  // The first collection frees the objects; pages are unmapped once its concurrent sweeping has
+  // finished, by the next collection (measured: one alone left RSS where it was).
+  setTimeout(gc, 1000).unref();
 }
 
 main().catch((err) => {

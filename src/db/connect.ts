@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type PgModule from 'pg';
 import { Kysely, sql, PostgresDialect } from 'kysely';
 import { openSqliteDialect } from './sqlite.js';
 import type { DB } from './types.js';
@@ -100,9 +101,14 @@ function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: n
  * A dedicated connection that LISTENs on the change channels, reconnecting with backoff when it
  * drops; after a reconnect everything cached is forgotten, since notifications may have been missed.
  */
-function listenForChanges(clientConfig: pg.ClientConfig, onChange: (channel: ChangeChannel, id?: string) => void, onError?: (err: Error) => void) {
+// pg is loaded only for a PostgreSQL database: a SQLite process does not carry its ~15 MB.
+const require = createRequire(import.meta.url);
+const loadPg = (): typeof PgModule => require('pg') as typeof PgModule;
+
+function listenForChanges(clientConfig: PgModule.ClientConfig, onChange: (channel: ChangeChannel, id?: string) => void, onError?: (err: Error) => void) {
   let stopped = false;
-  let client: pg.Client | null = null;
+  const pg = loadPg();
+  let client: PgModule.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
   const connect = async (delay: number, reconnect: boolean) => {
     if (stopped) return;
@@ -140,6 +146,7 @@ function listenForChanges(clientConfig: pg.ClientConfig, onChange: (channel: Cha
 }
 
 function openPostgres(url: string, options: ConnectOptions): Database {
+  const pg = loadPg();
   const timestamptz = pg.types.getTypeParser(1184);
   const sessionOptions = ['-c TimeZone=UTC'];
   if (options.pgSchema) sessionOptions.push(`-c search_path=${options.pgSchema}`);

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
 import { bearerToken } from './auth.js';
@@ -112,7 +112,9 @@ function fallbackStoreClass(redis: Redis, log: () => FastifyBaseLogger, state: R
 
 /** Redis for shared counters: fail fast, never queue, reconnect in the background. */
 function connectRedis(url: string, log: () => FastifyBaseLogger): Redis {
-  const redis = new Redis(url, {
+  // ioredis is loaded only when REDIS_URL is set: a process without Redis does not carry it.
+  const { Redis: RedisClient } = requireCjs('ioredis') as typeof import('ioredis');
+  const redis = new RedisClient(url, {
     connectTimeout: 1000,
     commandTimeout: 250,
     enableOfflineQueue: false,

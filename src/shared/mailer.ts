@@ -1,5 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type NodeMailer from 'nodemailer';
+
+// Loaded only when SMTP is configured: nodemailer is about 14 MB of a process that sends no mail.
+const require = createRequire(import.meta.url);
 
 export interface Email {
   to: readonly string[];
@@ -28,6 +32,7 @@ export function createMailer(config: { smtpUrl: string | null; from: string }, l
       close() {},
     };
   }
+  const nodemailer = require('nodemailer') as typeof NodeMailer;
   const transport = nodemailer.createTransport(config.smtpUrl, {
     pool: true,
     maxConnections: 2,

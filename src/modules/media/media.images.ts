@@ -1,4 +1,14 @@
-import sharp, { type Sharp } from 'sharp';
+import { createRequire } from 'node:module';
+import type SharpModule from 'sharp';
+import type { Sharp } from 'sharp';
+
+// sharp (libvips) is loaded with the first image, not at start: about 27 MB of a process that may never see one.
+const require = createRequire(import.meta.url);
+let loadedSharp: typeof SharpModule | null = null;
+const sharp: typeof SharpModule = ((...args: Parameters<typeof SharpModule>) => {
+  loadedSharp ??= require('sharp') as typeof SharpModule;
+  return loadedSharp(...args);
+}) as typeof SharpModule;
 import { AppError } from '../../shared/errors.js';
 
 /**
