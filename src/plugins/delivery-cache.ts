@@ -43,9 +43,12 @@ const KEPT_HEADERS = ['content-type', 'cache-control', 'content-language'];
  */
 export class DeliveryCache {
   private readonly entries = new Map<string, Entry>();
+  /** When each site last changed, on `clock`. */
   private readonly generations = new Map<string, number>();
-  /** Moves on when every site changes at once (another SQLite process committed, a lost PostgreSQL listener). */
-  private epoch = 0;
+  /** When every site last changed at once (another SQLite process committed, a lost PostgreSQL listener). */
+  private floor = 0;
+  /** Counts changes; only ever grows, so a stamp taken before a change never equals one taken after. */
+  private clock = 0;
   private bytes = 0;
   hits = 0;
   misses = 0;
@@ -56,21 +59,22 @@ export class DeliveryCache {
     private readonly pollChanges: () => void = () => undefined,
   ) {}
 
-  /** The generation of a site's answers: the epoch and the site's own counter in one number. */
+  /** The generation of a site's answers: when it, or every site, last changed. */
   private stampOf(siteId: string): number {
-    return this.epoch * 2 ** 32 + (this.generations.get(siteId) ?? 0);
+    return Math.max(this.generations.get(siteId) ?? 0, this.floor);
   }
 
   /** Forgets the answers of one site, or of every site. */
   readonly changed = (siteId?: string): void => {
-    if (siteId === undefined) {
-      this.epoch++;
-      this.generations.clear();
-      this.entries.clear();
-      this.bytes = 0;
+    this.clock++;
+    if (siteId !== undefined) {
+      this.generations.set(siteId, this.clock);
       return;
     }
-    this.generations.set(siteId, ((this.generations.get(siteId) ?? 0) + 1) % 2 ** 32);
+    this.floor = this.clock;
+    this.generations.clear();
+    this.entries.clear();
+    this.bytes = 0;
   };
 
   lookup(key: string, siteId: string): Entry | { miss: number } {

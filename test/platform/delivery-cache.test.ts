@@ -172,6 +172,15 @@ describe('DeliveryCache', () => {
     expect('body' in cache.lookup('k', 's1')).toBe(true);
     cache.changed();
     expect('miss' in cache.lookup('k', 's1')).toBe(true);
+    // A read begun before a change of every site is not kept either, nor one begun before its site changed again.
+    const beforeAll = cache.lookup('g', 's3') as { miss: number };
+    cache.changed();
+    cache.store('g', 's3', beforeAll.miss, Buffer.from('old'), '"e"', []);
+    expect('miss' in cache.lookup('g', 's3')).toBe(true);
+    const beforeSite = cache.lookup('g', 's3') as { miss: number };
+    cache.changed('s3');
+    cache.store('g', 's3', beforeSite.miss, Buffer.from('old'), '"e"', []);
+    expect('miss' in cache.lookup('g', 's3')).toBe(true);
     for (let i = 0; i < 20; i++) {
       const m = cache.lookup(`k${i}`, 's1') as { miss: number };
       cache.store(`k${i}`, 's1', m.miss, Buffer.alloc(100), '"e"', []);
