@@ -270,6 +270,11 @@ export function sanitize(html: string): string {
 const ALLOWED_ATTRIBUTES = new Map<string, ReadonlySet<string>>(
   (SANITIZE_OPTIONS.allowedTags as string[]).map((tag) => [tag, new Set((SANITIZE_OPTIONS.allowedAttributes as Record<string, string[]>)[tag] ?? [])]),
 );
+/** The URL schemes SANITIZE_OPTIONS allows, per tag where it says so. */
+const DEFAULT_SCHEMES: ReadonlySet<string> = new Set(SANITIZE_OPTIONS.allowedSchemes as string[]);
+const ALLOWED_SCHEMES = new Map<string, ReadonlySet<string>>(
+  Object.entries(SANITIZE_OPTIONS.allowedSchemesByTag as Record<string, string[]>).map(([tag, schemes]) => [tag, new Set(schemes)]),
+);
 const VOID_TAGS = new Set(['br', 'hr', 'img']);
 /** One tag as the serializer writes it: lower-case name, double-quoted attributes, ` /` on void tags. */
 const TAG = /<(\/?)([a-z][a-z0-9]*)((?: [a-z]+="[^"<>]*")*)( \/)?>/y;
@@ -291,7 +296,7 @@ function allowedValue(tag: string, name: string, raw: string): boolean {
       const scheme = URL_SCHEME.exec(value)?.[1]?.toLowerCase();
       // No scheme: a relative or protocol-relative URL.
       if (scheme === undefined) return true;
-      return tag === 'img' ? scheme === 'http' || scheme === 'https' : ['http', 'https', 'mailto', 'tel'].includes(scheme);
+      return (ALLOWED_SCHEMES.get(tag) ?? DEFAULT_SCHEMES).has(scheme);
     }
     case 'class':
       return /^language-[^\s]*$/.test(value);
