@@ -36,9 +36,11 @@ const SUMMARY =
 const AUTHOR = ', "author"."full_name" as "author_name"';
 const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
 const DETAIL =
-  `${SUMMARY}, "contents"."site_id", "contents"."body", "contents"."body_html", "contents"."meta_title", ` +
+  `${SUMMARY}, "contents"."site_id", "contents"."meta_title", ` +
   '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", ' +
-  '"contents"."custom_data", "contents"."structured_data"';
+  '"contents"."custom_data", "contents"."structured_data", "cb"."body", "cb"."body_html"';
+// The body beside the row (migration 0025), before the author.
+const BODY_JOIN = ' left join "content_bodies" as "cb" on "cb"."content_id" = "contents"."id" and "cb"."site_id" = "contents"."site_id"';
 
 const LISTS = `, (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" where "cc"."site_id" = "contents"."site_id" and "cc"."content_id" = "contents"."id" order by "cc"."position") as agg) as "categories_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" where "ct"."site_id" = "contents"."site_id" and "ct"."content_id" = "contents"."id" order by "ct"."position") as agg) as "tags_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'locale', "agg"."locale", 'slug', "agg"."slug")), '[]') from (select "m"."id", "m"."locale", "m"."slug" from "contents" as "m" where "m"."site_id" = "contents"."site_id" and "m"."translation_group" = "contents"."translation_group" and "m"."id" != "contents"."id") as agg) as "alternates_list"`;
 
@@ -65,11 +67,11 @@ const SQL = {
   tagsOf: (n) =>
     'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" ' +
     `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
-  byId: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
-  bySlug: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
+  byId: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${BODY_JOIN}${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
+  bySlug: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${BODY_JOIN}${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
   // Without ?locale=, the site's default locale in the same statement.
   bySlugDefault:
-    `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? ` +
+    `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${BODY_JOIN}${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? ` +
     'and "contents"."locale" = (select "sites"."default_locale" from "sites" where "sites"."id" = ?)',
   // Search (src/modules/contents/contents.search.ts): the filtered matches counted in all, in the
   // title, in title or slug; then only the tiers the page falls in are ranked, each in two steps

@@ -68,10 +68,11 @@ function copyFrom(db, cairnFile) {
            where ct.content_id = c.id order by ct.position) t),
         json_object('metaTitle', c.meta_title, 'metaDescription', c.meta_description, 'metaKeywords', c.meta_keywords,
           'canonicalUrl', c.canonical_url, 'ogImage', c.og_image),
-        c.body, c.body_html
-      from cairn.contents c left join cairn.users u on u.id = c.author_id
+        b.body, b.body_html
+      from cairn.contents c left join cairn.users u on u.id = c.author_id join cairn.content_bodies b on b.content_id = c.id
       where c.site_id = ? order by c.id`).run(site.id);
-    db.prepare('insert into posts_fts (rowid, title, body_text) select id, title, body_text from cairn.contents where site_id = ?').run(site.id);
+    db.prepare(`insert into posts_fts (rowid, title, body_text)
+      select c.id, c.title, b.body_text from cairn.contents c join cairn.content_bodies b on b.content_id = c.id where c.site_id = ?`).run(site.id);
   })();
   db.prepare('detach database cairn').run();
   db.pragma('optimize=0x10002');

@@ -439,13 +439,23 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
         .values(batch as never)
         .execute(),
     );
-    // 27 columns a row: 25 rows stay far below SQLite's bound-parameter limit.
+    // 24 columns a row: 25 rows stay far below SQLite's bound-parameter limit. The bodies go to
+    // their own table (migration 0025), after their rows.
     await insertBatches(
-      plan.posts.map(({ markdown: _markdown, ...row }) => row),
+      plan.posts.map(({ markdown: _markdown, body: _body, body_html: _html, body_text: _text, ...row }) => row),
       25,
       (batch) =>
         tx
           .insertInto('contents')
+          .values(batch as never)
+          .execute(),
+    );
+    await insertBatches(
+      plan.posts.map((p) => ({ content_id: p.id, site_id: p.site_id, body: p.body, body_html: p.body_html, body_text: p.body_text })),
+      100,
+      (batch) =>
+        tx
+          .insertInto('content_bodies')
           .values(batch as never)
           .execute(),
     );

@@ -46,8 +46,6 @@ export async function seedSeo(db: Db, blogSiteId: string, userId: string, ctx: R
         'locale',
         'translation_group',
         'author_id',
-        'body_html',
-        'body_text',
         'published_at',
         'created_at',
         'updated_at',
@@ -65,8 +63,6 @@ export async function seedSeo(db: Db, blogSiteId: string, userId: string, ctx: R
             sql.lit(locale).as('locale'),
             'translation_group',
             sql.lit(null).as('author_id'),
-            sql.lit('').as('body_html'),
-            sql.lit('').as('body_text'),
             sql`coalesce(published_at, created_at)`.as('published_at'),
             'created_at',
             'updated_at',
@@ -76,6 +72,17 @@ export async function seedSeo(db: Db, blogSiteId: string, userId: string, ctx: R
       )
       .execute();
   }
+  // Empty bodies (migration 0025: every content has its row there).
+  await db
+    .insertInto('content_bodies')
+    .columns(['content_id', 'site_id', 'body_html', 'body_text'])
+    .expression(
+      db
+        .selectFrom('contents')
+        .select(['id', 'site_id', sql.lit('').as('body_html'), sql.lit('').as('body_text')])
+        .where('site_id', '=', site.id) as never,
+    )
+    .execute();
   await updateSettings(db, site.id, { llmsTxtEnabled: true, llmsSiteDescription: 'A travel blog in three languages.' });
 
   const dir = benchOutputsDir(String(ctx.dataDir));

@@ -23,6 +23,7 @@ import * as m0021 from './migrations/0021_forms.js';
 import * as m0022 from './migrations/0022_media.js';
 import * as m0023 from './migrations/0023_media_references.js';
 import * as m0024 from './migrations/0024_site_change_notify.js';
+import * as m0025 from './migrations/0025_content_bodies.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<
   '0022_media': m0022,
   '0023_media_references': m0023,
   '0024_site_change_notify': m0024,
+  '0025_content_bodies': m0025,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -65,14 +67,26 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export async function migrateToLatest(database: Database): Promise<string[]> {
+function migratorOf(database: Database): Migrator {
   // Kysely looks for its own tables across every schema unless told which one is ours.
-  const migrator = new Migrator({
+  return new Migrator({
     db: database.db,
     provider: new StaticProvider(database.dialect),
     ...(database.schema ? { migrationTableSchema: database.schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+}
+
+export function migrateToLatest(database: Database): Promise<string[]> {
+  return run(migratorOf(database).migrateToLatest());
+}
+
+/** Up to and including `name` (the migration tests: a database as an older release left it). */
+export function migrateTo(database: Database, name: keyof typeof MIGRATIONS): Promise<string[]> {
+  return run(migratorOf(database).migrateTo(name));
+}
+
+async function run(migration: ReturnType<Migrator['migrateToLatest']>): Promise<string[]> {
+  const { error, results } = await migration;
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -76,7 +76,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
   };
 }
 
-async function adminQuery(url: string, text: string): Promise<void> {
+export async function adminQuery(url: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -71,6 +71,15 @@ export const PUBLISHED_ONLY: Visibility = Object.freeze({ all: false, ownerId: u
 /** Contents of a site as public outputs see them, joined with nothing. */
 const published = (db: Executor, siteId: string) => applyVisibility(db.selectFrom('contents').where('contents.site_id', '=', siteId), PUBLISHED_ONLY);
 
+/** A content's body (content_bodies, migration 0025), as a column of the read. */
+const bodyOf = (siteId: string) => (eb: ExpressionBuilder<DB, 'contents'>) =>
+  eb
+    .selectFrom('content_bodies')
+    .select('content_bodies.body')
+    .whereRef('content_bodies.content_id', '=', 'contents.id')
+    .where('content_bodies.site_id', '=', siteId)
+    .as('body');
+
 /** A content's first category (by position): the one its nested URL and its llms.txt section follow. */
 const firstCategoryId = (eb: ExpressionBuilder<DB, 'contents'>, siteId: string) =>
   eb
@@ -124,7 +133,7 @@ export function publishedNewestFirst(db: Executor, siteId: string, limit: number
 /** Published contents with their bodies, by id, `limit` after `afterId` (llms-full.txt, streamed). */
 export function publishedBodies(db: Executor, siteId: string, afterId: number, limit: number) {
   return published(db, siteId)
-    .select(['contents.id', 'contents.title', 'contents.slug', 'contents.locale', 'contents.type', 'contents.body'])
+    .select(['contents.id', 'contents.title', 'contents.slug', 'contents.locale', 'contents.type', bodyOf(siteId)])
     .where('contents.id', '>', afterId)
     .orderBy('contents.id')
     .limit(limit)
@@ -134,7 +143,7 @@ export function publishedBodies(db: Executor, siteId: string, afterId: number, l
 /** One published content by slug and locale, with its body (markdown output). */
 export function publishedBySlug(db: Executor, siteId: string, slug: string, locale: string) {
   return published(db, siteId)
-    .select(['contents.id', 'contents.title', 'contents.body'])
+    .select(['contents.id', 'contents.title', bodyOf(siteId)])
     .where('contents.slug', '=', slug)
     .where('contents.locale', '=', locale)
     .executeTakeFirst();

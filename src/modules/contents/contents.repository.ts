@@ -19,9 +19,6 @@ export interface ContentsTable {
   locale: string;
   translation_group: string;
   author_id: string | null;
-  body: Json<Record<string, unknown>> | null;
-  body_html: string;
-  body_text: string;
   featured_image_url: string | null;
   featured_image_alt: string | null;
   meta_title: string | null;
@@ -37,6 +34,23 @@ export interface ContentsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+
+/**
+ * A content's body (migration 0025, issue 15 item 5): out of the contents row, so the summary
+ * columns and dates of a list or ranking read sit in a small row. Written with its content, gone
+ * with it (cascade).
+ */
+export interface ContentBodiesTable {
+  content_id: number;
+  site_id: string;
+  /** ProseMirror JSON, and what is rendered from it on write (decisions C1). */
+  body: Json<Record<string, unknown>> | null;
+  body_html: string;
+  /** The search text (decisions H19): indexed, never answered. */
+  body_text: string;
+}
+/** The body columns a write gives (the table's own keys come from the content). */
+export type BodyColumns = Omit<Insertable<ContentBodiesTable>, 'content_id' | 'site_id'>;
 
 /** Contents per site and status, kept by triggers (migration 0012). */
 export interface ContentCountsTable {
@@ -70,6 +84,7 @@ export interface ContentRevisionsTable {
 declare module '../../db/types.js' {
   interface DB {
     contents: ContentsTable;
+    content_bodies: ContentBodiesTable;
     content_categories: ContentCategoriesTable;
     content_counts: ContentCountsTable;
     content_tags: ContentTagsTable;
@@ -77,13 +92,14 @@ declare module '../../db/types.js' {
   }
 }
 
-/** A contents row as stored. */
+/** A contents row as stored (its body apart, in content_bodies). */
 export type ContentRecord = Selectable<ContentsTable>;
 /**
- * A contents row as reads answer it: with its author's name (one join, not a query per page), and
- * without `body_text`, the search text (up to 100,000 characters) that no answer shows.
+ * A content as reads answer it: the row with its body and HTML and its author's name (one join
+ * each, not a query per page), without `body_text`, the search text (up to 100,000 characters)
+ * that no answer shows.
  */
-export type ContentRow = Omit<ContentRecord, 'body_text'> & { author_name: string | null };
+export type ContentRow = ContentRecord & Pick<Selectable<ContentBodiesTable>, 'body' | 'body_html'> & { author_name: string | null };
 
 /**
  * Which contents a read or write sees (decisions G12, G13): a token's view (`visibilityOf(auth)`:
@@ -136,12 +152,10 @@ export type SummaryRow = Pick<
   | 'author_name'
 >;
 
-/** Every column of the table but database-maintained ones (the PostgreSQL search vector is large) and the search text. */
-export const DETAIL_COLUMNS = [
+/** Every column of the table but database-maintained ones (the PostgreSQL search vector is large). */
+const ROW_COLUMNS = [
   ...SUMMARY_COLUMNS,
   'contents.site_id',
-  'contents.body',
-  'contents.body_html',
   'contents.meta_title',
   'contents.meta_description',
   'contents.meta_keywords',
@@ -151,7 +165,9 @@ export const DETAIL_COLUMNS = [
   'contents.custom_data',
   'contents.structured_data',
 ] as const;
-const RETURNED_COLUMNS = DETAIL_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
+/** The row and its body and HTML (never the search text): what a detail answers. */
+const DETAIL_COLUMNS = [...ROW_COLUMNS, 'cb.body', 'cb.body_html'] as const;
+const RETURNED_COLUMNS = ROW_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
 
 type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
 
@@ -160,6 +176,16 @@ function withAuthor<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
   return qb
     .leftJoin('users as author', (join) => join.onRef('author.id', '=', 'contents.author_id').onRef('author.site_id', '=', 'contents.site_id'))
     .select('author.full_name as author_name');
+}
+
+/** The content's body beside the row (`cb`), of the same site. */
+function withBody<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
+  return qb.leftJoin('content_bodies as cb', (join) => join.onRef('cb.content_id', '=', 'contents.id').onRef('cb.site_id', '=', 'contents.site_id'));
+}
+
+/** The detail columns: the row, its body, its author's name. */
+function detailRow(db: Executor) {
+  return withAuthor(withBody(db.selectFrom('contents')).select(DETAIL_COLUMNS) as unknown as SelectQueryBuilder<DB, 'contents', object>);
 }
 
 export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
@@ -336,7 +362,7 @@ export type DetailRow = ContentRow & DetailLists;
  */
 function detailQuery(db: Executor, p: VisibilityArgs) {
   const d = dialectOf(db);
-  return withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)).select((eb) => [
+  return detailRow(db).select((eb) => [
     d
       .jsonArrayFrom(
         eb
@@ -384,7 +410,7 @@ const byId = (select: (db: Executor, p: VisibilityArgs) => ContentsQuery) =>
   );
 
 /** The row alone, for the writes that read it first. */
-const contentById = byId((db) => withAuthor(db.selectFrom('contents').select(DETAIL_COLUMNS)));
+const contentById = byId(detailRow);
 const contentDetailById = byId(detailQuery);
 
 /** Without a locale, the site's default one, looked up in the same statement. */
@@ -493,17 +519,27 @@ export async function authorName(db: Executor, siteId: string, userId: string | 
 
 /** The search text of a content (see ContentRow), for a copy that keeps it. */
 export async function bodyText(db: Executor, siteId: string, id: number): Promise<string> {
-  const row = await db.selectFrom('contents').select('body_text').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('content_bodies').select('body_text').where('site_id', '=', siteId).where('content_id', '=', id).executeTakeFirst();
   return row?.body_text ?? '';
 }
 
-export async function insertContent(db: Executor, row: Insertable<ContentsTable>): Promise<number> {
-  const { id } = await db.insertInto('contents').values(row).returning('id').executeTakeFirstOrThrow();
+/** A content and its body: the row first (its id keys the body). */
+export async function insertContent(db: Executor, row: Insertable<ContentsTable> & BodyColumns): Promise<number> {
+  const { body, body_html, body_text, ...columns } = row;
+  const { id } = await db.insertInto('contents').values(columns).returning('id').executeTakeFirstOrThrow();
+  await db
+    .insertInto('content_bodies')
+    .values({ content_id: Number(id), site_id: columns.site_id, body, body_html, body_text })
+    .execute();
   return Number(id);
 }
 
-export function updateContent(db: Executor, siteId: string, id: number, patch: Updateable<ContentsTable>) {
-  return db.updateTable('contents').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
+/** A content's columns and, when the patch names any, its body's. */
+export async function updateContent(db: Executor, siteId: string, id: number, patch: Updateable<ContentsTable> & Partial<BodyColumns>) {
+  const { body, body_html, body_text, ...columns } = patch;
+  if (body !== undefined || body_html !== undefined || body_text !== undefined)
+    await db.updateTable('content_bodies').set({ body, body_html, body_text }).where('site_id', '=', siteId).where('content_id', '=', id).execute();
+  await db.updateTable('contents').set(columns).where('site_id', '=', siteId).where('id', '=', id).execute();
 }
 
 /**
@@ -558,14 +594,13 @@ export async function groupAlternates(db: Executor, siteId: string, group: strin
  * site instead of looking the group up (23 ms instead of 0.05 ms at 10,000 contents).
  */
 export async function groupMembers(db: Executor, siteId: string, group: string, v: Visibility) {
-  const rows = await applyVisibility(
-    db
-      .selectFrom('contents')
-      .select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'contents.body_text'])
+  const rows = (await applyVisibility(
+    withBody(db.selectFrom('contents'))
+      .select(['contents.id', 'contents.locale', 'contents.slug', 'contents.status', 'contents.title', 'contents.excerpt', 'cb.body_text'])
       .where('contents.site_id', '=', siteId)
-      .where('contents.translation_group', '=', group),
+      .where('contents.translation_group', '=', group) as unknown as ContentsQuery,
     v,
-  ).execute();
+  ).execute()) as Array<{ id: number; locale: string; slug: string; status: string; title: string; excerpt: string | null; body_text: string | null }>;
   return rows.sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
 import { markedToHtml, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
@@ -42,8 +42,6 @@ function rowValues(siteId: string, r: Row) {
     status: r.status ?? 'published',
     locale: r.locale ?? 'en',
     translation_group: randomUUID(),
-    body_text: r.body_text ?? '',
-    body_html: '',
     published_at: r.published_at === undefined ? at : r.published_at,
     created_at: at,
     updated_at: at,
@@ -52,6 +50,10 @@ function rowValues(siteId: string, r: Row) {
 
 async function insert(siteId: string, r: Row): Promise<number> {
   const { id } = await db.insertInto('contents').values(rowValues(siteId, r)).returning('id').executeTakeFirstOrThrow();
+  await db
+    .insertInto('content_bodies')
+    .values({ content_id: Number(id), site_id: siteId, body: null, body_html: '', body_text: r.body_text ?? '' })
+    .execute();
   return Number(id);
 }
 
@@ -297,13 +299,22 @@ describe('searchContents', () => {
     }
   });
 
-  it('reflects inserts, updates and deletes of contents rows (and a site deleted with its contents)', async () => {
+  it('reflects inserts, updates and deletes of contents rows and their bodies (and a site deleted with its contents)', async () => {
     const siteId = await newSite();
     const id = await insert(siteId, { title: 'Curlew', slug: 'curlew', body_text: 'wader' });
     expect(ids((await search(siteId, 'curlew')).hits)).toEqual([id]);
-    await db.updateTable('contents').set({ title: 'Godwit', slug: 'godwit-news', body_text: 'shorebird' }).where('id', '=', id).execute();
-    expect((await search(siteId, 'curlew')).total).toBe(0);
+    // The title alone, then the body alone (two tables since migration 0025), then both.
+    await db.updateTable('contents').set({ title: 'Whimbrel' }).where('id', '=', id).execute();
+    expect((await search(siteId, 'curlew')).hits.map((h) => h.titleHighlight)).toEqual(['Whimbrel']);
+    expect(ids((await search(siteId, 'whimbrel wader')).hits)).toEqual([id]);
+    await db.updateTable('content_bodies').set({ body_text: 'estuary' }).where('content_id', '=', id).execute();
     expect((await search(siteId, 'wader')).total).toBe(0);
+    expect((await search(siteId, 'whimbrel estuary')).hits.map((h) => h.bodyHighlight)).toEqual(['<mark>estuary</mark>']);
+    await db.updateTable('contents').set({ title: 'Godwit', slug: 'godwit-news' }).where('id', '=', id).execute();
+    await db.updateTable('content_bodies').set({ body_text: 'shorebird' }).where('content_id', '=', id).execute();
+    expect((await search(siteId, 'curlew')).total).toBe(0);
+    expect((await search(siteId, 'whimbrel')).total).toBe(0);
+    expect((await search(siteId, 'estuary')).total).toBe(0);
     expect(ids((await search(siteId, 'godwit')).hits)).toEqual([id]);
     expect(ids((await search(siteId, 'news')).hits)).toEqual([id]);
     expect(ids((await search(siteId, 'shorebird')).hits)).toEqual([id]);
@@ -318,7 +329,16 @@ describe('searchContents', () => {
     await db.deleteFrom('sites').where('id', '=', gone).execute();
     expect((await search(gone, 'sanderling')).total).toBe(0);
     if (dialect === 'sqlite') {
-      // The external-content index still agrees with the table.
+      // The index holds exactly the contents with their bodies, as they are now.
+      const { rows: stale } = await sql`
+        select f.rowid from contents_fts f
+        left join contents c on c.id = f.rowid left join content_bodies b on b.content_id = f.rowid
+        where c.id is null or b.content_id is null or f.title is not c.title
+          or f.slug is not replace(c.slug, '-', ' ') or f.body_text is not b.body_text`.execute(db);
+      expect(stale).toEqual([]);
+      const { rows: missing } = await sql`
+        select c.id from contents c join content_bodies b on b.content_id = c.id where c.id not in (select rowid from contents_fts)`.execute(db);
+      expect(missing).toEqual([]);
       await expect(
         db.executeQuery({
           sql: "insert into contents_fts(contents_fts) values('integrity-check')",
@@ -327,6 +347,15 @@ describe('searchContents', () => {
           queryId: null as any,
         } as any),
       ).resolves.toBeDefined();
+    } else {
+      // The trigger-kept vector (migration 0025) is what the generated one was: title A, slug B, body C.
+      const { rows: stale } = await sql`
+        select c.id from contents c left join content_bodies b on b.content_id = c.id
+        where c.search_vector is distinct from (
+          setweight(to_tsvector('simple', cairn_search_fold(c.title)), 'A') ||
+          setweight(to_tsvector('simple', cairn_search_fold(c.slug)), 'B') ||
+          setweight(to_tsvector('simple', cairn_search_fold(coalesce(b.body_text, ''))), 'C'))`.execute(db);
+      expect(stale).toEqual([]);
     }
   });
 

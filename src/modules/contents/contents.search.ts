@@ -259,8 +259,7 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
       structural,
     }),
     // One tier's page in two steps, in one statement. `ranked`: the tier's filtered matches with
-    // their score, no dates: published_at and created_at sit after the bodies, in overflow
-    // pages, and reading them for thousands of matches costs more than the whole search.
+    // their score, no dates (a second row lookup per match: thousands for a common word).
     // `boundary`: the score of the page's last row; only rows at or above it (ties included) get
     // their dates read for the final order.
     tierPage: prepared(
@@ -443,17 +442,19 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
       (qc) =>
         qc
           .selectFrom('page')
-          .innerJoin('contents as c', 'c.id', 'page.id')
+          .innerJoin('contents as t', 't.id', 'page.id')
+          // The body's text and its folded form, from the bodies table (migration 0025).
+          .innerJoin('content_bodies as c', 'c.content_id', 'page.id')
           .select([
             'page.id',
             'page.score',
             'page.tier',
             'page.total',
             'page.sort_at',
-            'c.title',
+            't.title',
             'c.body_text',
             'c.search_body',
-            sql<string>`ts_headline('simple', cairn_search_fold(c.title), ${tsq()}, ${titleOptions})`.as('title_hl'),
+            sql<string>`ts_headline('simple', cairn_search_fold(t.title), ${tsq()}, ${titleOptions})`.as('title_hl'),
             sql<string>`ts_headline('simple', substr(c.search_body, ${windowStart}, ${BODY_WINDOW}), ${tsq()}, ${bodyOptions})`.as('body_hl'),
           ]),
     )

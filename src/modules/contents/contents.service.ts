@@ -645,7 +645,7 @@ export async function contentTranslations(db: Executor, auth: Auth, id: number) 
   if (!row) throw notFound('content');
   const { enabledLocales } = await getSiteLocales(db, auth.siteId);
   const members = await repo.groupMembers(db, auth.siteId, row.translation_group, v);
-  const fields = (m: { title: string; excerpt: string | null; body_text: string }) => ({ title: m.title, excerpt: m.excerpt, body: m.body_text });
+  const fields = (m: { title: string; excerpt: string | null; body_text: string | null }) => ({ title: m.title, excerpt: m.excerpt, body: m.body_text ?? '' });
   // The content is one of its group's members (the same visibility): its search text comes from there.
   const self = members.find((m) => Number(m.id) === Number(row.id));
   if (!self) throw notFound('content');
