@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { parseJson, toJson } from '../db/json.js';
+import { prepared } from '../db/prepared.js';
 import type { Executor } from '../db/types.js';
 import { paginate } from '../shared/pagination.js';
 
@@ -62,6 +63,22 @@ export function revisionStore(table: string, ownerColumn: string) {
     author: r.author_id ? { id: r.author_id, fullName: r.full_name ?? '' } : null,
     createdAt: r.created_at,
   });
+  // Prepared once (db/prepared.ts): every write of an owner records one, so the insert is not built and compiled each time.
+  const insert = prepared(
+    (db, p: { site_id: string; owner_id: number; author_id: string | null; action: string; changes: string; snapshot: string; created_at: string }) =>
+      kdb(db)
+        .insertInto(table)
+        .values({
+          site_id: p.site_id,
+          [ownerColumn]: p.owner_id,
+          author_id: p.author_id,
+          action: p.action,
+          changes: p.changes,
+          snapshot: p.snapshot,
+          created_at: p.created_at,
+        })
+        .returning('id'),
+  );
   const base = (db: Executor, siteId: string, ownerId: number) =>
     kdb(db).selectFrom(`${table} as r`).leftJoin('users as u', 'u.id', 'r.author_id').where('r.site_id', '=', siteId).where(`r.${ownerColumn}`, '=', ownerId);
 
@@ -71,20 +88,16 @@ export function revisionStore(table: string, ownerColumn: string) {
       tx: Executor,
       r: { siteId: string; ownerId: number; authorId: string | null; action: string; changes: readonly unknown[]; snapshot: string; at: string },
     ): Promise<number> {
-      const { id } = await kdb(tx)
-        .insertInto(table)
-        .values({
-          site_id: r.siteId,
-          [ownerColumn]: r.ownerId,
-          author_id: r.authorId,
-          action: r.action,
-          changes: toJson(r.changes),
-          snapshot: r.snapshot,
-          created_at: r.at,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(id);
+      const row = await insert.executeTakeFirst(tx, {
+        site_id: r.siteId,
+        owner_id: r.ownerId,
+        author_id: r.authorId,
+        action: r.action,
+        changes: toJson(r.changes),
+        snapshot: r.snapshot,
+        created_at: r.at,
+      });
+      return Number((row as { id: number }).id);
     },
 
     /** A page of an owner's revisions, newest first, without snapshots. */

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/types.js';
+import { prepared } from '../db/prepared.js';
 
 /**
  * Slugs (decisions G17): generated from a name or title when omitted, transliterated to ASCII,
@@ -71,15 +72,21 @@ export async function findFreeSlug(base: string, taken: (candidates: string[]) =
 /** Tables whose slugs are unique per site and locale, behind a (site_id, locale, slug) index. */
 export type LocaleSlugTable = 'contents' | 'categories' | 'tags' | 'site_blocks';
 
+// Prepared once per table and number of candidates (db/prepared.ts): every create without a slug runs it.
+const slugsQuery = prepared(
+  (db, p: { table: LocaleSlugTable; siteId: string; locale: string; candidates: string[] }) =>
+    db
+      .selectFrom(p.table as 'contents')
+      .select('slug')
+      .where('site_id', '=', p.siteId)
+      .where('locale', '=', p.locale)
+      .where('slug', 'in', p.candidates),
+  { structural: ['table'] },
+);
+
 /** Which of these slugs the site already uses in the locale (one indexed lookup). */
 export async function slugsInLocale(db: Executor, table: LocaleSlugTable, siteId: string, locale: string, candidates: string[]): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom(table as 'contents')
-    .select('slug')
-    .where('site_id', '=', siteId)
-    .where('locale', '=', locale)
-    .where('slug', 'in', candidates)
-    .execute();
+  const rows = await slugsQuery.execute(db, { table, siteId, locale, candidates });
   return new Set(rows.map((r) => r.slug));
 }
 

@@ -459,6 +459,9 @@ const tagsOf = prepared((db, p: { siteId: string; ids: number[] }) =>
     .orderBy('ct.position'),
 );
 
+/** A category or tag as a content shows it. */
+export type Linked = { id: number; name: string; slug: string };
+
 /** Category and tag references of many contents: one query per relation, never per row. */
 export async function loadRelations(db: Executor, siteId: string, contentIds: number[]) {
   const categories = new Map<number, Array<{ id: number; name: string; slug: string }>>();
@@ -484,6 +487,13 @@ export async function linkedIds(db: Executor, siteId: string, contentId: number)
     db.selectFrom('content_tags').select('tag_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
   ]);
   return { categoryIds: cats.map((r) => Number(r.category_id)), tagIds: tgs.map((r) => Number(r.tag_id)) };
+}
+
+/** The id, name and slug of those of `ids` that are the site's categories or tags (one query). */
+export async function refsByIds(db: Executor, table: 'categories' | 'tags', siteId: string, ids: number[]): Promise<Map<number, Linked>> {
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom(table).select(['id', 'name', 'slug']).where('site_id', '=', siteId).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug }]));
 }
 
 export async function existingIds(db: Executor, table: 'categories' | 'tags', siteId: string, ids: number[]): Promise<Set<number>> {
@@ -523,15 +533,16 @@ export async function bodyText(db: Executor, siteId: string, id: number): Promis
   return row?.body_text ?? '';
 }
 
+// Prepared once (db/prepared.ts, issue 15 item 4): a create is not built and compiled each time.
+const insertRow = prepared((db, p: Insertable<ContentsTable>) => db.insertInto('contents').values(p).returning('id'));
+const insertBody = prepared((db, p: Insertable<ContentBodiesTable>) => db.insertInto('content_bodies').values(p));
+
 /** A content and its body: the row first (its id keys the body). */
 export async function insertContent(db: Executor, row: Insertable<ContentsTable> & BodyColumns): Promise<number> {
   const { body, body_html, body_text, ...columns } = row;
-  const { id } = await db.insertInto('contents').values(columns).returning('id').executeTakeFirstOrThrow();
-  await db
-    .insertInto('content_bodies')
-    .values({ content_id: Number(id), site_id: columns.site_id, body, body_html, body_text })
-    .execute();
-  return Number(id);
+  const id = Number((await insertRow.executeTakeFirst(db, columns))!.id);
+  await insertBody.execute(db, { content_id: id, site_id: columns.site_id, body, body_html, body_text });
+  return id;
 }
 
 /** A content's columns and, when the patch names any, its body's. */

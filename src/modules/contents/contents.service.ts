@@ -158,11 +158,15 @@ type Linked = { id: number | string; name: string; slug: string };
 type Member = { id: number | string; locale: string; slug: string };
 const byLocale = (a: { locale: string }, b: { locale: string }) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0);
 
+type Alternate = { locale: string; id: number; slug: string };
+/** What a write already knows of its answer's links (a create: its categories and tags, and no alternates in a new group). */
+type KnownLinks = { rel?: Relations; alternates?: Alternate[] };
+
 /**
  * A detail's categories, tags and alternates: from the row when it was read with them (one
- * statement, repo.findContentDetail), else looked up (the answer to a write).
+ * statement, repo.findContentDetail), else from what the write knows, else looked up.
  */
-async function detailLinks(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility) {
+async function detailLinks(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, known: KnownLinks = {}) {
   const id = Number(r.id);
   if ('categories_list' in r) {
     const linked = (value: unknown) => parseJson<Linked[]>(value, []).map((l) => ({ id: Number(l.id), name: l.name, slug: l.slug }));
@@ -172,14 +176,18 @@ async function detailLinks(db: Executor, siteId: string, r: ContentRow | repo.De
       alternates: members.sort(byLocale).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
     };
   }
-  const rel = await repo.loadRelations(db, siteId, [id]);
-  const members = await repo.groupAlternates(db, siteId, r.translation_group, v);
-  return { rel, alternates: members.filter((m) => Number(m.id) !== id).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })) };
+  const rel = known.rel ?? (await repo.loadRelations(db, siteId, [id]));
+  const alternates =
+    known.alternates ??
+    (await repo.groupAlternates(db, siteId, r.translation_group, v))
+      .filter((m) => Number(m.id) !== id)
+      .map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug }));
+  return { rel, alternates };
 }
 
-async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false) {
+async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false, known?: KnownLinks) {
   const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
-  const { rel, alternates } = await detailLinks(db, siteId, r, v);
+  const { rel, alternates } = await detailLinks(db, siteId, r, v, known);
   const summary = toSummary(r, rel);
   const sd = structuredDataOf(r);
   const variants = await variantsOfFileUrl(db, siteId, r.featured_image_url);
@@ -310,17 +318,15 @@ export async function searchContents(db: Executor, auth: Auth, query: ContentSea
 // ------------------------------------------------------------------------------------------------
 // Writes
 
+/** The categories and tags a write links, as the site has them (for its answer); one it does not have is a 422. */
 async function checkRefs(tx: Executor, siteId: string, categoryIds: number[] | undefined, tagIds: number[] | undefined) {
-  if (categoryIds?.length) {
-    const found = await repo.existingIds(tx, 'categories', siteId, categoryIds);
-    const missing = categoryIds.filter((id) => !found.has(id));
-    if (missing.length) throw invalid('CATEGORY_NOT_FOUND', 'categoryIds', `No category ${missing.join(', ')} on this site.`);
-  }
-  if (tagIds?.length) {
-    const found = await repo.existingIds(tx, 'tags', siteId, tagIds);
-    const missing = tagIds.filter((id) => !found.has(id));
-    if (missing.length) throw invalid('TAG_NOT_FOUND', 'tagIds', `No tag ${missing.join(', ')} on this site.`);
-  }
+  const categories = await repo.refsByIds(tx, 'categories', siteId, categoryIds ?? []);
+  const missingCategories = (categoryIds ?? []).filter((id) => !categories.has(id));
+  if (missingCategories.length) throw invalid('CATEGORY_NOT_FOUND', 'categoryIds', `No category ${missingCategories.join(', ')} on this site.`);
+  const tags = await repo.refsByIds(tx, 'tags', siteId, tagIds ?? []);
+  const missingTags = (tagIds ?? []).filter((id) => !tags.has(id));
+  if (missingTags.length) throw invalid('TAG_NOT_FOUND', 'tagIds', `No tag ${missingTags.join(', ')} on this site.`);
+  return { categories, tags };
 }
 
 /** customData needs a category with a structured schema and must match it (spec "Specific 422 conditions"). */
@@ -367,7 +373,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
   return db.transaction().execute(async (tx) => {
-    await checkRefs(tx, siteId, categoryIds, tagIds);
+    const refs = await checkRefs(tx, siteId, categoryIds, tagIds);
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
     let slug = input.slug;
     if (slug) {
@@ -408,7 +414,15 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
     await recordRevision(tx, siteId, id, auth.userId, 'create', null, snapshotOf(row, { categoryIds, tagIds }));
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
-    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText);
+    // The answer's links are what was just written: no lookups (a new group has no other member).
+    const known: KnownLinks = {
+      rel: {
+        categories: new Map([[id, categoryIds.map((c) => refs.categories.get(c)!)]]),
+        tags: new Map([[id, tagIds.map((t) => refs.tags.get(t)!)]]),
+      },
+      alternates: input.translationGroup ? undefined : [],
+    };
+    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText, known);
   });
 }
 
