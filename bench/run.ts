@@ -24,7 +24,7 @@
  * timeouts, or a baseline does not do the same work as the service; a missed target is printed,
  * not an error.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -156,7 +156,12 @@ async function main(): Promise<number> {
     };
     // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (node --cpu-prof).
     const profileArgs = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    // The node flags of `npm start` (package.json), so the bench measures the server as users run it;
+    // BENCH_SERVER_NODE_ARGS replaces them.
+    const startScript: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+    const startFlags = startScript.match(/^node((?: --\S+)*) /)?.[1] ?? '';
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? startFlags).split(' ').filter(Boolean);
+    log(`server node flags: ${nodeArgs.join(' ') || 'none'}`);
     const serverUrl = `http://127.0.0.1:${serverPort}`;
     const startServer = async () => {
       const child = startChild('cairn server', [...nodeArgs, ...profileArgs, SERVER_ENTRY], serverEnv, ROOT);
