@@ -681,6 +681,15 @@ describe('GET /v1/contents/:id with its lists in one statement (issue 15 item 2)
       { locale: 'it', id: it_.id, slug: it_.slug },
     ]);
     expect((await api.get(`/v1/contents/slug/${en.slug}?locale=en`)).body.data).toEqual(read);
+    // The answer to a create: its categories and tags in the order sent, from the lookup that checked
+    // them; no alternates in a new group; the other members (as they were then) when joining one.
+    expect({ categories: en.categories, tags: en.tags, alternates: en.alternates }).toEqual({ categories: read.categories, tags: read.tags, alternates: [] });
+    expect(de.alternates).toEqual([
+      { locale: 'en', id: en.id, slug: en.slug },
+      { locale: 'fr', id: fr.id, slug: fr.slug },
+      { locale: 'it', id: it_.id, slug: it_.slug },
+    ]);
+    expect(de.categories).toEqual([{ id: cats[0].id, name: 'Zeta', slug: 'zeta' }]);
     // The answer to a write looks its lists up: the same lists.
     const updated = (await api.put(`/v1/contents/${en.id}`, { excerpt: 'Changed' })).body.data;
     expect({ categories: updated.categories, tags: updated.tags, alternates: updated.alternates }).toEqual({
