@@ -464,8 +464,8 @@ export type Linked = { id: number; name: string; slug: string };
 
 /** Category and tag references of many contents: one query per relation, never per row. */
 export async function loadRelations(db: Executor, siteId: string, contentIds: number[]) {
-  const categories = new Map<number, Array<{ id: number; name: string; slug: string }>>();
-  const tags = new Map<number, Array<{ id: number; name: string; slug: string }>>();
+  const categories = new Map<number, Linked[]>();
+  const tags = new Map<number, Linked[]>();
   if (!contentIds.length) return { categories, tags };
   const [cats, tgs] = await Promise.all([categoriesOf.execute(db, { siteId, ids: contentIds }), tagsOf.execute(db, { siteId, ids: contentIds })]);
   for (const r of cats)
@@ -494,12 +494,6 @@ export async function refsByIds(db: Executor, table: 'categories' | 'tags', site
   if (!ids.length) return new Map();
   const rows = await db.selectFrom(table).select(['id', 'name', 'slug']).where('site_id', '=', siteId).where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug }]));
-}
-
-export async function existingIds(db: Executor, table: 'categories' | 'tags', siteId: string, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
-  const rows = await db.selectFrom(table).select('id').where('site_id', '=', siteId).where('id', 'in', ids).execute();
-  return new Set(rows.map((r) => Number(r.id)));
 }
 
 export async function setCategories(db: Executor, siteId: string, contentId: number, ids: number[]) {

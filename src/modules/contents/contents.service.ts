@@ -631,19 +631,19 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
       updated_at: now(),
     });
     await setContentMedia(tx, auth.siteId, id, (s.featuredImageUrl as string | null | undefined) ?? null, body.body_html);
-    const cats = [...(await repo.existingIds(tx, 'categories', auth.siteId, s.categoryIds ?? []))];
-    const tags = [...(await repo.existingIds(tx, 'tags', auth.siteId, s.tagIds ?? []))];
+    const cats = await repo.refsByIds(tx, 'categories', auth.siteId, s.categoryIds ?? []);
+    const tags = await repo.refsByIds(tx, 'tags', auth.siteId, s.tagIds ?? []);
     await repo.setCategories(
       tx,
       auth.siteId,
       id,
-      (s.categoryIds ?? []).filter((c: number) => cats.includes(c)),
+      (s.categoryIds ?? []).filter((c: number) => cats.has(c)),
     );
     await repo.setTags(
       tx,
       auth.siteId,
       id,
-      (s.tagIds ?? []).filter((t: number) => tags.includes(t)),
+      (s.tagIds ?? []).filter((t: number) => tags.has(t)),
     );
     const updated = await writeRevision(tx, auth.siteId, id, auth.userId, 'restore', before);
     return toDetail(tx, auth.siteId, updated, visibilityOf(auth));
