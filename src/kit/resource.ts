@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RouteOptions } from 'fastify';
 import type { Selectable } from 'kysely';
-import { type TProperties, Type, type TSchema } from 'typebox';
+import { type TObject, type TProperties, Type, type TSchema } from 'typebox';
 import { now } from '../db/json.js';
 import type { Db, DB, Executor } from '../db/types.js';
 import { type ErrorCode, invalid, notFound } from '../shared/errors.js';
@@ -9,7 +9,7 @@ import type { CommonFilterValues } from '../shared/list-filters.js';
 import { type ListQuery, pageMeta } from '../shared/pagination.js';
 import { Data, IdParams, Message, Paginated, named, ref, Uuid } from '../shared/schemas.js';
 import type { ApiOf, FieldMap, Fields } from './fields.js';
-import { type ListSpec, listQueryFor, tableRepository } from './repository.js';
+import { type ListSpec, listQueryFor, type RecordKey, tableRepository } from './repository.js';
 
 export type TableName = keyof DB & string;
 /** A stored row of the table, as Kysely types it. */
@@ -66,6 +66,15 @@ export interface ResourceSpec<T extends TableName, F extends Fields, P extends T
   id?: 'integer' | 'uuid';
   fields: FieldMap<F>;
   list: ListSpec<P, any>;
+  /** The list answers the summary shape (`<name>Summary`: fields without `summary: false`), reading only its columns. */
+  listShape?: 'summary';
+  /**
+   * How get, update and delete address a record when not by `/:id`: the path parameter, the
+   * params and query schemas, and the key they give (single types: `/:slug`, `?locale`).
+   */
+  address?: { param: string; params: TObject; querystring?: TObject; key(db: Executor, siteId: string, params: Row, query: Row): Promise<RecordKey> };
+  /** Hand-written request bodies, when the field map cannot express them (write-only fields, alternatives). */
+  bodies?: { create?: TSchema; update?: TSchema };
   unique?: readonly UniqueField[];
   /** Unique fields are unique among the rows sharing these columns, e.g. `['locale']`. */
   uniqueWithin?: readonly string[];
@@ -109,6 +118,8 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   const repo = tableRepository(spec.table);
   const fields = spec.fields;
   const Schema = named(spec.name, fields.response());
+  const Summary = spec.listShape ? named(`${spec.name}Summary`, fields.summaryResponse()) : Schema;
+  const listColumns = spec.listShape ? ['id', ...fields.columns('summary')] : undefined;
   const CreateBody = fields.createBody(layer.createBody ?? {});
   const UpdateBody = fields.updateBody();
   const ListQuerySchema = listQueryFor(spec.list);
@@ -116,11 +127,13 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   const unique = spec.unique ?? [];
   const within = spec.uniqueWithin ?? [];
   type Api = ApiOf<F>;
-  type Id = number | string;
+  /** A record's id, or its key when the resource has an `address` ({ locale, slug }). */
+  type Id = number | string | RecordKey;
+  const keyOf = (id: Id): RecordKey => (typeof id === 'object' ? id : { id });
 
   /** `delivered`: only what delivery tokens see (decisions G13); writes, which only management tokens make, pass false. */
   async function getRow(db: Executor, siteId: string, id: Id, delivered = false): Promise<RowOf<T>> {
-    const row = await repo.find(db, siteId, { id });
+    const row = await repo.find(db, siteId, keyOf(id));
     if (!row || (delivered && spec.delivery && row[spec.delivery.column] !== spec.delivery.value)) throw notFound(spec.noun);
     return row as RowOf<T>;
   }
@@ -148,7 +161,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   }
 
   /** 422 when another record (of the same `uniqueWithin` values) holds one of the unique values being written: one query. */
-  async function assertUnique(db: Executor, siteId: string, scope: Row, values: Row, exceptId?: Id) {
+  async function assertUnique(db: Executor, siteId: string, scope: Row, values: Row, exceptId?: number | string) {
     const wanted: Row = {};
     for (const u of unique) {
       const column = fields.column(u.field as keyof F & string);
@@ -180,8 +193,9 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
 
     async list(db: Executor, siteId: string, query: ListQuery & CommonFilterValues, delivered = false, context?: C) {
       await spec.hooks?.beforeRead?.(context as C, siteId);
-      const { rows, total } = await repo.list(db, siteId, { ...query, delivered }, listSpec);
-      return { data: await present(db, siteId, rows), meta: pageMeta(total, query.page, query.limit) };
+      const { rows, total } = await repo.list(db, siteId, { ...query, delivered }, listSpec, listColumns);
+      const data = spec.listShape ? rows.map((r) => fields.toSummary(r)) : await present(db, siteId, rows);
+      return { data, meta: pageMeta(total, query.page, query.limit) };
     },
 
     async get(db: Executor, siteId: string, id: Id, delivered = false, context?: C): Promise<Api> {
@@ -208,16 +222,17 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     async update(db: Db, siteId: string, id: Id, input: Row, context?: C): Promise<Api> {
       const out = await db.transaction().execute(async (tx) => {
         const current = await getRow(tx, siteId, id);
+        const key = { id: (current as Row).id };
         for (const [field, code, stored] of fields.immutableChanges(input, current)) {
           throw invalid(code, field, `The ${field} of a ${spec.noun} cannot be changed (it is "${String(stored)}").`);
         }
         const patch = fields.patch(input);
         const changed: Row = {};
         for (const [column, value] of Object.entries(patch)) if (value !== (current as Row)[column]) changed[column] = value;
-        await assertUnique(tx, siteId, scopeOf(current), changed, id);
+        await assertUnique(tx, siteId, scopeOf(current), changed, key.id);
         await spec.rules?.update?.(tx, { siteId, current, input, patch, context: context as C });
-        await repo.update(tx, siteId, { id }, { ...patch, updated_at: now() });
-        return one(tx, siteId, id);
+        await repo.update(tx, siteId, key, { ...patch, updated_at: now() });
+        return one(tx, siteId, key.id);
       });
       spec.hooks?.afterWrite?.(context as C, siteId);
       return out;
@@ -226,11 +241,12 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     async delete(db: Db, siteId: string, id: Id, context?: C): Promise<void> {
       const rule = spec.rules?.delete;
       if (!rule) {
-        if (!(await repo.delete(db, siteId, { id }))) throw notFound(spec.noun);
+        if (!(await repo.delete(db, siteId, keyOf(id)))) throw notFound(spec.noun);
       } else {
         await db.transaction().execute(async (tx) => {
-          await rule(tx, { siteId, current: await getRow(tx, siteId, id), context: context as C });
-          await repo.delete(tx, siteId, { id });
+          const current = await getRow(tx, siteId, id);
+          await rule(tx, { siteId, current, context: context as C });
+          await repo.delete(tx, siteId, { id: (current as Row).id });
         });
       }
       spec.hooks?.afterWrite?.(context as C, siteId);
@@ -245,6 +261,10 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   /** The five routes, as data; a module registers each one (and may replace one with its own). */
   function routes(db: Db, context?: C): Record<CrudRoute, RouteOptions> {
     const delivered = (req: any) => req.auth.kind === 'delivery';
+    const address = spec.address;
+    const url = `${spec.path}/:${address?.param ?? 'id'}`;
+    const addressed = { params: address?.params ?? Params, ...(address?.querystring ? { querystring: address.querystring } : {}) };
+    const key = async (req: any): Promise<Id> => (address ? address.key(db, req.auth.siteId, req.params, req.query) : req.params.id);
     return {
       list: route({
         method: 'GET',
@@ -256,7 +276,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
           summary: docs.list?.summary ?? `List ${spec.plural.toLowerCase()}`,
           description: docs.list?.description,
           querystring: ListQuerySchema,
-          response: { 200: Paginated(ref(Schema)) },
+          response: { 200: Paginated(ref(Summary)) },
         },
         handler: (req) => service.list(db, req.auth.siteId, req.query, delivered(req), context),
       }),
@@ -269,54 +289,54 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
           operationId: `create${spec.name}`,
           summary: docs.create?.summary ?? `Create a ${noun}`,
           description: docs.create?.description,
-          body: CreateBody,
+          body: spec.bodies?.create ?? CreateBody,
           response: { 201: data('create'), ...layer.createResponses },
         },
         handler: async (req, reply) => reply.code(201).send({ data: await service.create(db, req.auth.siteId, req.body, context) }),
       }),
       get: route({
         method: 'GET',
-        url: `${spec.path}/:id`,
+        url,
         config: { scope: `${spec.scope}.view` as never },
         schema: {
           tags,
           operationId: `get${spec.name}`,
           summary: docs.get?.summary ?? `Get a ${noun}`,
           description: docs.get?.description,
-          params: Params,
+          ...addressed,
           response: { 200: data('get') },
         },
-        handler: async (req) => ({ data: await service.get(db, req.auth.siteId, req.params.id, delivered(req), context) }),
+        handler: async (req) => ({ data: await service.get(db, req.auth.siteId, await key(req), delivered(req), context) }),
       }),
       update: route({
         method: 'PUT',
-        url: `${spec.path}/:id`,
+        url,
         config: { scope: `${spec.scope}.update` as never },
         schema: {
           tags,
           operationId: `update${spec.name}`,
           summary: docs.update?.summary ?? `Update a ${noun} (partial)`,
           description: docs.update?.description,
-          params: Params,
-          body: UpdateBody,
+          ...addressed,
+          body: spec.bodies?.update ?? UpdateBody,
           response: { 200: data('update') },
         },
-        handler: async (req) => ({ data: await service.update(db, req.auth.siteId, req.params.id, req.body, context) }),
+        handler: async (req) => ({ data: await service.update(db, req.auth.siteId, await key(req), req.body, context) }),
       }),
       delete: route({
         method: 'DELETE',
-        url: `${spec.path}/:id`,
+        url,
         config: { scope: `${spec.scope}.delete` as never },
         schema: {
           tags,
           operationId: `delete${spec.name}`,
           summary: docs.delete?.summary ?? `Delete a ${noun}`,
           description: docs.delete?.description,
-          params: Params,
+          ...addressed,
           response: { 200: Message },
         },
         handler: async (req) => {
-          await service.delete(db, req.auth.siteId, req.params.id, context);
+          await service.delete(db, req.auth.siteId, await key(req), context);
           return { message: `${noun[0]!.toUpperCase()}${noun.slice(1)} deleted.` };
         },
       }),
