@@ -48,7 +48,7 @@ export interface RouteDocs {
   data?: TSchema;
 }
 
-export interface ResourceSpec<T extends TableName, F extends Fields, P extends TProperties = {}, C = void> {
+export interface ResourceSpec<T extends TableName, F extends Fields, P extends TProperties = {}, C = void, D = ApiOf<F>> {
   table: T;
   /** Singular, lower case, for messages: "webhook" ("Webhook not found", "Webhook deleted."). */
   noun: string;
@@ -62,6 +62,8 @@ export interface ResourceSpec<T extends TableName, F extends Fields, P extends T
   path: string;
   /** The scope prefix: "webhooks" gives webhooks.view, .create, .update, .delete. */
   scope: string;
+  /** A route's scope when it is not `<scope>.<view|create|update|delete>` (media folders are created under media.update). */
+  scopes?: Partial<Record<CrudRoute, string>>;
   /** The id column: an auto-increment integer (default) or a uuid the kit generates. */
   id?: 'integer' | 'uuid';
   fields: FieldMap<F>;
@@ -80,6 +82,8 @@ export interface ResourceSpec<T extends TableName, F extends Fields, P extends T
   uniqueWithin?: readonly string[];
   /** Computed fields for a page of rows, one query per page (e.g. contentCount). */
   computed?(db: Executor, siteId: string, rows: Row[]): Promise<Row[]>;
+  /** What get, create and update answer when it is more than the field map's shape (a folder with its children): its schema and how it is read. */
+  detail?: { schema: TSchema; load(db: Executor, siteId: string, row: RowOf<T>): Promise<D> };
   rules?: ResourceRules<T, C>;
   /** Module state kept in step: `beforeRead` before a list or get (flush buffered counters), `afterWrite` after a committed write (drop a cache). */
   hooks?: { beforeRead?(context: C, siteId: string): Promise<void> | void; afterWrite?(context: C, siteId: string): void };
@@ -111,8 +115,8 @@ export interface ResourceLayer {
  *   const r = webhooks.routes(db, settings);
  *   for (const route of [r.list, r.create, r.get, r.update, r.delete]) app.route(route);
  */
-export function resource<T extends TableName, F extends Fields, P extends TProperties = {}, C = void>(
-  spec: ResourceSpec<T, F, P, C>,
+export function resource<T extends TableName, F extends Fields, P extends TProperties = {}, C = void, D = ApiOf<F>>(
+  spec: ResourceSpec<T, F, P, C, D>,
   layer: ResourceLayer = {},
 ) {
   const repo = tableRepository(spec.table);
@@ -151,7 +155,12 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     const computed = spec.computed ? await spec.computed(db, siteId, rows) : [];
     return rows.map((r, i) => fields.toApi(r, computed[i]));
   }
-  const one = async (db: Executor, siteId: string, id: Id) => (await present(db, siteId, [await getRow(db, siteId, id)]))[0]!;
+  /** The answer of get, create and update: the detail when the resource has one, else the API object. */
+  async function answer(db: Executor, siteId: string, row: RowOf<T>): Promise<D> {
+    if (spec.detail) return spec.detail.load(db, siteId, row);
+    return (await present(db, siteId, [row]))[0] as D;
+  }
+  const one = async (db: Executor, siteId: string, id: Id) => answer(db, siteId, await getRow(db, siteId, id));
 
   /** The 422 of a unique field taken; `scope` names where ("in de") when unique per locale. */
   function uniqueError(u: UniqueField, value: unknown, scope: Row) {
@@ -198,13 +207,12 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       return { data, meta: pageMeta(total, query.page, query.limit) };
     },
 
-    async get(db: Executor, siteId: string, id: Id, delivered = false, context?: C): Promise<Api> {
+    async get(db: Executor, siteId: string, id: Id, delivered = false, context?: C): Promise<D> {
       await spec.hooks?.beforeRead?.(context as C, siteId);
-      const [out] = await present(db, siteId, [await getRow(db, siteId, id, delivered)]);
-      return out!;
+      return answer(db, siteId, await getRow(db, siteId, id, delivered));
     },
 
-    async create(db: Db, siteId: string, input: Row, context?: C): Promise<Api & Row> {
+    async create(db: Db, siteId: string, input: Row, context?: C): Promise<D & Row> {
       await spec.rules?.prepare?.(db, { siteId, input, context: context as C });
       const start = layer.start ? await layer.start(db, siteId, input) : {};
       const out = await db.transaction().execute(async (tx) => {
@@ -219,7 +227,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       return out;
     },
 
-    async update(db: Db, siteId: string, id: Id, input: Row, context?: C): Promise<Api> {
+    async update(db: Db, siteId: string, id: Id, input: Row, context?: C): Promise<D> {
       const out = await db.transaction().execute(async (tx) => {
         const current = await getRow(tx, siteId, id);
         const key = { id: (current as Row).id };
@@ -254,7 +262,8 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   };
 
   const docs = spec.docs ?? {};
-  const data = (name: CrudRoute) => Data(docs[name]?.data ?? ref(Schema));
+  const data = (name: CrudRoute) => Data(docs[name]?.data ?? spec.detail?.schema ?? ref(Schema));
+  const scope = (name: CrudRoute, action: string) => (spec.scopes?.[name] ?? `${spec.scope}.${action}`) as never;
   const tags = [spec.tag ?? spec.plural.replace(/([a-z])([A-Z])/g, '$1 $2')];
   const noun = spec.noun;
 
@@ -269,7 +278,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       list: route({
         method: 'GET',
         url: spec.path,
-        config: { scope: `${spec.scope}.view` as never },
+        config: { scope: scope('list', 'view') },
         schema: {
           tags,
           operationId: `list${spec.plural}`,
@@ -283,7 +292,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       create: route({
         method: 'POST',
         url: spec.path,
-        config: { scope: `${spec.scope}.create` as never },
+        config: { scope: scope('create', 'create') },
         schema: {
           tags,
           operationId: `create${spec.name}`,
@@ -297,7 +306,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       get: route({
         method: 'GET',
         url,
-        config: { scope: `${spec.scope}.view` as never },
+        config: { scope: scope('get', 'view') },
         schema: {
           tags,
           operationId: `get${spec.name}`,
@@ -311,7 +320,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       update: route({
         method: 'PUT',
         url,
-        config: { scope: `${spec.scope}.update` as never },
+        config: { scope: scope('update', 'update') },
         schema: {
           tags,
           operationId: `update${spec.name}`,
@@ -326,7 +335,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       delete: route({
         method: 'DELETE',
         url,
-        config: { scope: `${spec.scope}.delete` as never },
+        config: { scope: scope('delete', 'delete') },
         schema: {
           tags,
           operationId: `delete${spec.name}`,
