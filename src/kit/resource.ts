@@ -156,11 +156,11 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     return rows.map((r, i) => fields.toApi(r, computed[i]));
   }
   /** The answer of get, create and update: the detail when the resource has one, else the API object. */
-  async function answer(db: Executor, siteId: string, row: RowOf<T>): Promise<D> {
+  async function answerOf(db: Executor, siteId: string, row: RowOf<T>): Promise<D> {
     if (spec.detail) return spec.detail.load(db, siteId, row);
     return (await present(db, siteId, [row]))[0] as D;
   }
-  const one = async (db: Executor, siteId: string, id: Id) => answer(db, siteId, await getRow(db, siteId, id));
+  const one = async (db: Executor, siteId: string, id: Id) => answerOf(db, siteId, await getRow(db, siteId, id));
 
   /** The 422 of a unique field taken; `scope` names where ("in de") when unique per locale. */
   function uniqueError(u: UniqueField, value: unknown, scope: Row) {
@@ -194,6 +194,10 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     return row.id as string;
   }
 
+  /**
+   * The group's service: what the kit's routes call, and what the group's own endpoints call to
+   * keep the same checks. `context` is the module's (see `routes`), omitted when it needs none.
+   */
   const service = {
     getRow,
     present,
@@ -209,7 +213,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
 
     async get(db: Executor, siteId: string, id: Id, delivered = false, context?: C): Promise<D> {
       await spec.hooks?.beforeRead?.(context as C, siteId);
-      return answer(db, siteId, await getRow(db, siteId, id, delivered));
+      return answerOf(db, siteId, await getRow(db, siteId, id, delivered));
     },
 
     async create(db: Db, siteId: string, input: Row, context?: C): Promise<D & Row> {
