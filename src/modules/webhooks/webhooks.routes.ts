@@ -4,7 +4,7 @@ import {
   DeliveryRef,
   DeliveryListQuery,
   DeliveryParams,
-  EventCatalog,
+  eventCatalogSchema,
   WebhookRef,
   WebhookCreate,
   WebhookListQuery,
@@ -28,7 +28,7 @@ const SIGNING =
 /** Webhooks: management, the delivery log, and the worker tasks that deliver the outbox (decisions G15). */
 export const webhooksModule: AppModule = {
   name: 'webhooks',
-  routes(app, { db, config, secrets }) {
+  routes(app, { db, config, secrets, events }) {
     const settings = deliverySettings(config, secrets);
 
     app.get(
@@ -40,10 +40,10 @@ export const webhooksModule: AppModule = {
           operationId: 'listWebhookEvents',
           summary: 'The event catalog: every event type with the schema of its data',
           description: `The events a webhook can subscribe to (\`*\` subscribes to all, present and future). ${SIGNING}`,
-          response: { 200: EventCatalog },
+          response: { 200: eventCatalogSchema(events) },
         },
       },
-      async () => service.eventCatalog(),
+      async () => service.eventCatalog(events),
     );
 
     app.get(

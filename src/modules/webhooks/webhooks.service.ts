@@ -10,7 +10,6 @@ import { EVENT_TYPES } from '../../jobs/outbox.js';
 import * as repo from './webhooks.repository.js';
 import {
   ALL_EVENTS,
-  EVENT_CATALOG,
   TEST_EVENT_TYPE,
   type DeliveryListQuery,
   type WebhookCreateInput,
@@ -18,6 +17,7 @@ import {
   type WebhookUpdateInput,
 } from './webhooks.schemas.js';
 import type { SecretBox } from '../../shared/secrets.js';
+import type { EventDescriptions } from '../types.js';
 import { attemptDelivery, eventBody, generateSecret, PREVIOUS_SECRET_TTL_MS, type DeliverySettings } from './webhooks.delivery.js';
 
 function toWebhook(r: repo.WebhookRow) {
@@ -87,10 +87,10 @@ function normalizeEvents(events: string[]): string[] {
   return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events;
 }
 
-export function eventCatalog() {
+export function eventCatalog(events: EventDescriptions) {
   return {
     data: EVENT_TYPES.map((type) => {
-      const entry = EVENT_CATALOG[type];
+      const entry = events[type];
       return {
         type,
         description: entry.description,
