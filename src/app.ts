@@ -16,6 +16,7 @@ import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
+import { buildSerializer } from './plugins/serialization.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { ChangeFeed } from './shared/changes.js';
@@ -119,7 +120,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       server.maxConnections = config.http.maxConnections;
       return server;
     },
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
