@@ -16,10 +16,11 @@ import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
+import { buildSerializer } from './plugins/serialization.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { ChangeFeed } from './shared/changes.js';
-import { MODULES } from './modules/index.js';
+import { describedEvents, MODULES } from './modules/index.js';
 import type { App, AppModule } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
 import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
@@ -119,10 +120,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       server.maxConnections = config.http.maxConnections;
       return server;
     },
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const modules = [...MODULES, ...(options.extraModules ?? [])];
+  const events = describedEvents(modules);
   const { box: secrets, source: keySource } = loadSecretBox(config.secrets, config.dataDir);
   if (keySource === 'file') {
     app.log.info(
@@ -150,7 +153,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const changes = new ChangeFeed();
   const mailer = createMailer(config.mail, () => app.log);
   const storage = await openStorage(config, app.log);
-  const deps = { db: database.db, config, secrets, changes, mailer, storage };
+  const deps = { db: database.db, config, secrets, changes, mailer, storage, events };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -188,7 +191,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.decorate('deliveryCache', deliveryCache);
   if (config.deliveryCacheBytes > 0) app.addHook('onSend', forgetOnWrite(deliveryCache));
   registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null);
-  await registerOpenApi(app, config, pkg.version);
+  await registerOpenApi(app, config, pkg.version, events);
 
   const HealthSchema = {
     type: 'object',
@@ -224,7 +227,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
   );
 
-  const modules = [...MODULES, ...(options.extraModules ?? [])];
   await app.register(
     async (v1) => {
       for (const mod of modules) await mod.routes(v1 as App, deps);

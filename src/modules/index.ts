@@ -1,4 +1,5 @@
-import type { AppModule } from './types.js';
+import { EVENT_TYPES } from '../jobs/outbox.js';
+import type { AppModule, EventDescription, EventDescriptions } from './types.js';
 import { sitesModule } from './sites/sites.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { tagsModule } from './tags/tags.routes.js';
@@ -37,3 +38,21 @@ export const MODULES: readonly AppModule[] = [
   mediaFoldersModule,
   mediaModule,
 ];
+
+/**
+ * The events of the given modules, each described by exactly one: start-up fails on an event
+ * described twice or by none, as it fails on a route without a scope.
+ */
+export function describedEvents(modules: readonly AppModule[]): EventDescriptions {
+  const found = new Map<string, { module: string; description: EventDescription }>();
+  for (const mod of modules) {
+    for (const [type, description] of Object.entries(mod.events ?? {})) {
+      const earlier = found.get(type);
+      if (earlier) throw new Error(`The event ${type} is described by the modules ${earlier.module} and ${mod.name}`);
+      found.set(type, { module: mod.name, description });
+    }
+  }
+  const missing = EVENT_TYPES.filter((type) => !found.has(type));
+  if (missing.length) throw new Error(`No module describes the events ${missing.join(', ')}`);
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, found.get(type)!.description])) as EventDescriptions;
+}

@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { Db } from '../db/types.js';
+import type { EventType } from '../jobs/outbox.js';
 import type { Worker } from '../jobs/worker.js';
 import type { SecretBox } from '../shared/secrets.js';
 import type { ChangeFeed } from '../shared/changes.js';
@@ -22,7 +24,18 @@ export interface ModuleDeps {
   mailer: Mailer;
   /** Files (form uploads): local disk under $CAIRN_DATA_DIR/files. */
   storage: FileStorage;
+  /** Every event the modules emit, as they describe them (the webhook catalog and OpenAPI `webhooks`). */
+  events: EventDescriptions;
 }
+
+/** An event a module emits, for its subscribers: what it means, the schema of its `data`, an example. */
+export interface EventDescription {
+  description: string;
+  data: TSchema;
+  example: Record<string, unknown>;
+}
+
+export type EventDescriptions = Record<EventType, EventDescription>;
 
 export interface AppModule {
   name: string;
@@ -32,4 +45,6 @@ export interface AppModule {
   rootRoutes?(app: App, deps: ModuleDeps): void | Promise<void>;
   /** Registers the module's job handlers and periodic tasks with the worker. */
   jobs?(worker: Worker, deps: ModuleDeps): void;
+  /** The events the module emits (`emitEvent`), each described by the module that emits it. */
+  events?: Partial<EventDescriptions>;
 }

@@ -14,6 +14,7 @@ import { publicCaptcha } from '../spam/spam.service.js';
 import { parseJson } from '../../db/json.js';
 import type { Db } from '../../db/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
+import { FORM_EVENTS } from './forms.events.js';
 
 const tags = ['Forms'];
 const FormParams = Type.Object({ id: Id() });
@@ -148,6 +149,7 @@ const ORPHAN_UPLOAD_MS = 3_600_000;
 
 export const formsModule: AppModule = {
   name: 'forms',
+  events: FORM_EVENTS,
   jobs(worker, { storage }) {
     let sweptAt = 0;
     worker.task('forms.sweep_uploads', async () => {

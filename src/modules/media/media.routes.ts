@@ -7,6 +7,7 @@ import { isRaster, MAX_HEIGHT, negotiatedFormat, VARIANT_WIDTHS } from './media.
 import { mediaTable } from './media.repository.js';
 import * as service from './media.service.js';
 import { FileBytesCache } from './media.cache.js';
+import { MEDIA_EVENTS } from './media.events.js';
 
 const tags = ['Media'];
 const Params = Type.Object({ id: Uuid });
@@ -113,6 +114,7 @@ function byteRange(m: RegExpExecArray, size: number): { start: number; end: numb
 /** The media library (spec "Media", decisions M1-M5, M8): uploads, the list, trash, delivery at /files. */
 export const mediaModule: AppModule = {
   name: 'media',
+  events: MEDIA_EVENTS,
   routes(app, { db, storage, config }) {
     const base = config.mediaPublicUrl;
     const present = (rows: Array<Record<string, unknown>>) => rows.map((r) => service.toMedia(r as never, base));

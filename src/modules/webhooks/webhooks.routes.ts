@@ -1,6 +1,6 @@
 import type { AppModule } from '../types.js';
 import { Data, IdParams, Paginated, ref } from '../../shared/schemas.js';
-import { DeliveryRef, DeliveryListQuery, DeliveryParams, EventCatalog, SIGNING } from './webhooks.schemas.js';
+import { DeliveryRef, DeliveryListQuery, DeliveryParams, eventCatalogSchema, SIGNING } from './webhooks.schemas.js';
 import { WebhookWithSecretRef, webhooks } from './webhooks.resource.js';
 import * as service from './webhooks.service.js';
 import { deliverDue, deliverySettings, dispatchOutbox } from './webhooks.delivery.js';
@@ -12,7 +12,7 @@ const tags = ['Webhooks'];
 /** Webhooks: management, the delivery log, and the worker tasks that deliver the outbox (decisions G15). */
 export const webhooksModule: AppModule = {
   name: 'webhooks',
-  routes(app, { db, config, secrets }) {
+  routes(app, { db, config, secrets, events }) {
     const settings = deliverySettings(config, secrets);
 
     app.get(
@@ -24,10 +24,10 @@ export const webhooksModule: AppModule = {
           operationId: 'listWebhookEvents',
           summary: 'The event catalog: every event type with the schema of its data',
           description: `The events a webhook can subscribe to (\`*\` subscribes to all, present and future). ${SIGNING}`,
-          response: { 200: EventCatalog },
+          response: { 200: eventCatalogSchema(events) },
         },
       },
-      async () => service.eventCatalog(),
+      async () => service.eventCatalog(events),
     );
 
     const r = webhooks.routes(db, settings);

@@ -7,9 +7,10 @@ import { AppError, notFound } from '../../shared/errors.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { EVENT_TYPES } from '../../jobs/outbox.js';
 import * as repo from './webhooks.repository.js';
-import { EVENT_CATALOG, TEST_EVENT_TYPE, type DeliveryListQuery } from './webhooks.schemas.js';
+import { TEST_EVENT_TYPE, type DeliveryListQuery } from './webhooks.schemas.js';
 import { webhooks } from './webhooks.resource.js';
 import type { SecretBox } from '../../shared/secrets.js';
+import type { EventDescriptions } from '../types.js';
 import { attemptDelivery, eventBody, generateSecret, PREVIOUS_SECRET_TTL_MS, type DeliverySettings } from './webhooks.delivery.js';
 
 function toAttempt(a: repo.AttemptRow) {
@@ -48,10 +49,10 @@ function toDelivery(d: repo.DeliveryRow, attempts: repo.AttemptRow[]) {
 
 const getRow = (db: Executor, siteId: string, id: number) => webhooks.service.getRow(db, siteId, id);
 
-export function eventCatalog() {
+export function eventCatalog(events: EventDescriptions) {
   return {
     data: EVENT_TYPES.map((type) => {
-      const entry = EVENT_CATALOG[type];
+      const entry = events[type];
       return {
         type,
         description: entry.description,
