@@ -1,4 +1,4 @@
-import type { AppModule } from './types.js';
+import type { AnyModule } from './types.js';
 import { sitesModule } from './sites/sites.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { tagsModule } from './tags/tags.routes.js';
@@ -9,8 +9,6 @@ import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
 import { redirectsModule } from './redirects/redirects.routes.js';
 import { seoModule } from './seo/seo.routes.js';
-import { sitemapModule } from './sitemap/sitemap.routes.js';
-import { llmsModule } from './llms/llms.routes.js';
 import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
@@ -18,7 +16,7 @@ import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
 import { mediaModule } from './media/media.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [
+export const MODULES: readonly AnyModule[] = [
   sitesModule,
   notificationsModule,
   categoriesModule,
@@ -29,8 +27,6 @@ export const MODULES: readonly AppModule[] = [
   webhooksModule,
   redirectsModule,
   seoModule,
-  sitemapModule,
-  llmsModule,
   siteBlocksModule,
   formsModule,
   spamModule,

@@ -22,14 +22,30 @@ export interface ModuleDeps {
   mailer: Mailer;
   /** Files (form uploads): local disk under $CAIRN_DATA_DIR/files. */
   storage: FileStorage;
+  /**
+   * The site's generation (DeliveryCache.generationOf): the one "site changed" signal. It moves
+   * when a write through this instance answers, a job of the site ran, or another process's
+   * commit is announced; a cache of site data keeps what it built under the generation it read.
+   */
+  siteGeneration: (siteId: string) => number;
 }
 
-export interface AppModule {
+/**
+ * A group's endpoints and jobs. `State` is what the module holds between requests (caches, hit
+ * recorders, change-feed subscriptions): built once per app by `init`, before any route is
+ * registered, and handed to `routes`, `rootRoutes` and `jobs`, which only declare.
+ */
+export interface AppModule<State = undefined> {
   name: string;
+  /** Builds the module's state once per app. */
+  init?(deps: ModuleDeps): State;
   /** Registers the module's routes; called inside the `/v1` prefix. */
-  routes(app: App, deps: ModuleDeps): void | Promise<void>;
-  /** Registers routes outside `/v1` (decisions G1: media delivery at `/files/...`). */
-  rootRoutes?(app: App, deps: ModuleDeps): void | Promise<void>;
+  routes(app: App, deps: ModuleDeps, state: State): void | Promise<void>;
+  /** Registers routes outside `/v1` (decisions G1: media delivery at `/files/...`); each declares `config.scope` too. */
+  rootRoutes?(app: App, deps: ModuleDeps, state: State): void | Promise<void>;
   /** Registers the module's job handlers and periodic tasks with the worker. */
-  jobs?(worker: Worker, deps: ModuleDeps): void;
+  jobs?(worker: Worker, deps: ModuleDeps, state: State): void;
 }
+
+/** A module of any state, for the list of modules. */
+export type AnyModule = AppModule<any>;

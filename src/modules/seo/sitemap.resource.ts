@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { common, fieldMap } from '../../kit/fields.js';
 import { listQueryFor, type ListSpec } from '../../kit/repository.js';
 import { HttpUrl, Nullable, Timestamp, UrlOrPath } from '../../shared/schemas.js';
-import { Changefreq, Priority } from '../seo/seo.resource.js';
+import { Changefreq, Priority } from './seo.resource.js';
 import './sitemap.repository.js';
 
 /** Spec "Sitemap entry (custom)" (decisions S1, S7). */
