@@ -14,7 +14,7 @@ import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/e
 import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
-import { registerOpenApi } from './plugins/openapi.js';
+import { DOCS_PREFIX, registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
@@ -190,7 +190,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // output caches key on it too).
   app.decorate('deliveryCache', deliveryCache);
   app.addHook('onSend', forgetOnWrite(deliveryCache));
-  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null);
+  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX]);
   await registerOpenApi(app, config, pkg.version);
 
   const HealthSchema = {
@@ -208,6 +208,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.get(
     '/health',
     {
+      config: { scope: 'public' },
       schema: {
         tags: ['Operations'],
         operationId: 'health',

@@ -8,7 +8,7 @@ import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { type ListQuery, pageMeta } from '../../shared/pagination.js';
 import { getSettings } from './seo.service.js';
 import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, pagePath, type UrlContext } from './seo.urls.js';
-import { publishedPages } from '../site-blocks/site-blocks.repository.js';
+import { publishedPages } from '../site-blocks/published-pages.js';
 import { publishedAddresses, publishedLinkSlugs } from '../contents/content-links.js';
 import * as repo from './sitemap.repository.js';
 import { entryFields, entryList, ruleFields, sourceFields } from './sitemap.resource.js';
