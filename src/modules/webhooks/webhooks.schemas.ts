@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { EVENT_TYPES, type EventType } from '../../jobs/outbox.js';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { Id, IdParams, Nullable, named, Timestamp } from '../../shared/schemas.js';
@@ -159,7 +159,7 @@ export const EventPayload = EventEnvelope(
   'The exact JSON body that was (or will be) POSTed',
 );
 
-const EventTypeName = Type.Enum([...EVENT_TYPES, ALL_EVENTS], {
+export const EventTypeName = Type.Enum([...EVENT_TYPES, ALL_EVENTS], {
   description: `An event of the catalog, or \`${ALL_EVENTS}\` for every event, present and future`,
 });
 
@@ -211,57 +211,13 @@ export function openApiWebhooks(): Record<string, unknown> {
   return out;
 }
 
-// ---- webhooks ----
-
-export const Webhook = Type.Object({
-  id: Type.Integer(),
-  url: Type.String(),
-  description: Nullable(Type.String()),
-  events: Type.Array(Type.String()),
-  isActive: Type.Boolean(),
-  consecutiveFailures: Type.Integer({ description: 'Deliveries in a row that failed for good; the webhook is disabled at WEBHOOK_MAX_FAILURES' }),
-  disabledReason: Nullable(
-    Type.String({ description: 'Why the service disabled the webhook (410 Gone, too many failures); null when active or turned off by an update' }),
-  ),
-  disabledAt: Nullable(Timestamp),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
-export const WebhookWithSecret = Type.Object({
-  ...Webhook.properties,
-  secret: Type.String({ description: 'The signing secret `whsec_<base64>`. Shown only here: on create and on rotation.' }),
-});
-
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that resolves to public addresses' });
-const Events = Type.Array(EventTypeName, { minItems: 1, maxItems: 50, uniqueItems: true });
-const Description = Nullable(Type.String({ maxLength: 500 }));
-
-export const WebhookCreate = Type.Object({
-  url: Url,
-  events: Events,
-  description: Type.Optional(Description),
-  isActive: Type.Optional(Type.Boolean({ default: true })),
-});
-
-export const WebhookUpdate = Type.Object(
-  {
-    url: Type.Optional(Url),
-    events: Type.Optional(Events),
-    description: Type.Optional(Description),
-    isActive: Type.Optional(Type.Boolean({ description: '`true` re-enables a disabled webhook and resets its failure counter' })),
-  },
-  { minProperties: 1 },
-);
-
-export const WebhookListQuery = listQuerySchema(
-  ['created_at', 'updated_at', 'url'],
-  {
-    search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive search in url and description' })),
-    isActive: Type.Optional(Type.Boolean()),
-  },
-  { defaultSort: 'created_at desc' },
-);
+/** How deliveries are signed and retried, for the route descriptions. */
+export const SIGNING =
+  'Each event is POSTed as JSON `{ type, timestamp, data }` with the Standard Webhooks headers `webhook-id` (the same at every ' +
+  'attempt), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed by ' +
+  'the base64-decoded part of the secret after `whsec_`). A 2xx within the timeout is success; anything else is retried with backoff ' +
+  '(about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, ±20%; a longer `Retry-After` is honoured) for about a day. A 410 disables the webhook, ' +
+  'and so do WEBHOOK_MAX_FAILURES deliveries in a row that failed for good. Redirects are not followed.';
 
 // ---- deliveries ----
 
@@ -308,10 +264,5 @@ export const DeliveryParams = Type.Object({
   deliveryId: Id(),
 });
 
-export type WebhookCreateInput = Static<typeof WebhookCreate>;
-export type WebhookUpdateInput = Static<typeof WebhookUpdate>;
-
 /** The response schemas by name in OpenAPI (components.schemas). */
-export const WebhookRef = named('Webhook', Webhook);
-export const WebhookWithSecretRef = named('WebhookWithSecret', WebhookWithSecret);
 export const DeliveryRef = named('WebhookDelivery', Delivery);
