@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
+import type { Executor } from '../../db/types.js';
 import { common, fieldMap } from '../../kit/fields.js';
 import { listQueryFor, type ListSpec } from '../../kit/repository.js';
+import { resource } from '../../kit/resource.js';
+import { invalid } from '../../shared/errors.js';
 import { HttpUrl, Nullable, Timestamp, UrlOrPath } from '../../shared/schemas.js';
 import { Changefreq, Priority } from './seo.resource.js';
-import './sitemap.repository.js';
+import { idByUrlHash } from './sitemap.repository.js';
 
 /** Spec "Sitemap entry (custom)" (decisions S1, S7). */
 export const entryFields = fieldMap({
@@ -86,4 +90,102 @@ export const sourceFields = fieldMap({
   isActive: { column: 'is_active', schema: Type.Boolean(), input: Type.Boolean(), read: Boolean, insertDefault: true },
   createdAt: common.createdAt,
   updatedAt: common.updatedAt,
+});
+
+/** Rules and sources are listed whole, in their own order (sitemap.routes.ts): the kit's paged list is not registered. */
+const wholeList = { sort: [], search: [], common: [] } satisfies ListSpec<any, any>;
+
+/** A custom entry's URL is unique per site through its hash (URLs may be long). */
+export const urlHash = (url: string) => createHash('sha256').update(url).digest('hex');
+
+async function assertUrlFree(db: Executor, siteId: string, url: string, exceptId?: string) {
+  const taken = await idByUrlHash(db, siteId, urlHash(url));
+  if (taken && taken.id !== exceptId) throw invalid('UNIQUE_VIOLATION', 'url', 'The sitemap already has an entry with this URL.');
+}
+
+/** Custom sitemap entries (decisions S1, S7): no single read; create and update answer the bare entry (sitemap.routes.ts). */
+export const sitemapEntries = resource({
+  table: 'sitemap_entries',
+  noun: 'sitemap entry',
+  name: 'SitemapEntry',
+  plural: 'SitemapEntries',
+  tag: 'Sitemap',
+  path: '/sitemap/entries',
+  scope: 'sitemap',
+  id: 'uuid',
+  fields: entryFields,
+  list: entryList,
+  rules: {
+    async create(tx, { siteId, input, row }) {
+      await assertUrlFree(tx, siteId, input.url);
+      row.url_hash = urlHash(input.url);
+    },
+    async update(tx, { siteId, current, input, patch }) {
+      if (input.url === undefined) return;
+      await assertUrlFree(tx, siteId, input.url, current.id);
+      patch.url_hash = urlHash(input.url);
+    },
+  },
+  docs: {
+    list: { summary: 'Custom sitemap entries (50 per page by default)' },
+    create: { summary: 'Add a custom URL to the sitemap (answers the bare entry)', description: 'A URL the sitemap already has is a 422 on `url`.' },
+    update: { summary: 'Change a custom entry (partial; answers the bare entry)' },
+    delete: { summary: 'Remove a custom entry' },
+  },
+});
+
+function checkRule(input: Record<string, unknown>): void {
+  if (input.sourceType === 'path_pattern' && typeof input.sourceValue === 'string' && !input.sourceValue.startsWith('/')) {
+    throw invalid('VALIDATION_FAILED', 'sourceValue', 'A path pattern starts with / (`*` matches any characters, `?` one).');
+  }
+}
+
+/** Sitemap rules (decisions S1, S10): no single read. */
+export const sitemapRules = resource({
+  table: 'sitemap_rules',
+  noun: 'sitemap rule',
+  name: 'SitemapRule',
+  plural: 'SitemapRules',
+  tag: 'Sitemap',
+  path: '/sitemap/rules',
+  scope: 'sitemap',
+  fields: ruleFields,
+  list: wholeList,
+  rules: {
+    prepare: (_db, { input }) => checkRule(input),
+    update: (_tx, { current, input }) => checkRule({ ...ruleFields.toApi(current), ...input }),
+  },
+  docs: {
+    create: {
+      summary: 'Add a rule: which contents get which priority and change frequency',
+      description:
+        'Active rules are tried by `ruleOrder` (then id) for every published content; the first that matches sets its priority and changefreq. ' +
+        '`content_type` matches the type, `category` and `tag` a slug the content is linked to, `path_pattern` its path (`/blog/travel/*`; must start with /). ' +
+        'Custom entries keep their own values.',
+    },
+    update: { summary: 'Change a rule (partial)' },
+    delete: { summary: 'Remove a rule' },
+  },
+});
+
+/** Other sitemaps the sitemap index lists (decisions S11). */
+export const sitemapSources = resource({
+  table: 'sitemap_sources',
+  noun: 'sitemap source',
+  name: 'SitemapSource',
+  plural: 'SitemapSources',
+  tag: 'Sitemap',
+  path: '/sitemap/sources',
+  scope: 'sitemap',
+  fields: sourceFields,
+  list: wholeList,
+  docs: {
+    create: {
+      summary: 'Add another sitemap to the index (a shop, a docs site)',
+      description: 'While a source is active, sitemap.xml is a sitemap index listing its own parts and every active source.',
+    },
+    get: { summary: 'A sitemap source' },
+    update: { summary: 'Change a sitemap source (partial)' },
+    delete: { summary: 'Remove a sitemap source' },
+  },
 });

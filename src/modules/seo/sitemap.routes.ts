@@ -2,19 +2,18 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ImportResultRef, importBody, importReader } from '../../kit/import.js';
+import { route } from '../../kit/resource.js';
 import { csvLine } from '../../shared/csv.js';
 import { sendCacheable } from '../../shared/http-cache.js';
-import { Data, IdParams, Message, named, Paginated, ref, SiteKeyQuery } from '../../shared/schemas.js';
+import { named, ref, SiteKeyQuery } from '../../shared/schemas.js';
 import type { App, ModuleDeps } from '../types.js';
-import { EntryListQuery, entryFields, ruleFields, sourceFields } from './sitemap.resource.js';
+import { EntryListQuery, sitemapEntries, sitemapRules, sitemapSources } from './sitemap.resource.js';
 import * as service from './sitemap.service.js';
 import type { OutputCache } from './seo.cache.js';
 
 const tags = ['Sitemap'];
-const EntryRef = ref(named('SitemapEntry', entryFields.response()));
-const EntryCreate = entryFields.createBody();
-const EntryUpdate = entryFields.updateBody();
-const EntryParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const EntryRef = ref(sitemapEntries.schemas.Schema);
+const EntryCreate = sitemapEntries.schemas.CreateBody;
 const SitemapUrlItem = Type.Object({
   url: Type.String(),
   lastmod: Type.Union([Type.String(), Type.Null()]),
@@ -27,8 +26,8 @@ const PreviewRef = ref(
     Type.Object({ ...SitemapUrlItem.properties, source: Type.String({ description: '`content`, `site-block` (a published page) or `custom`' }) }),
   ),
 );
-const RuleRef = ref(named('SitemapRule', ruleFields.response()));
-const SourceRef = ref(named('SitemapSource', sourceFields.response()));
+const RuleRef = ref(sitemapRules.schemas.Schema);
+const SourceRef = ref(sitemapSources.schemas.Schema);
 const XmlFile = { description: 'application/xml', type: 'string' } as const;
 
 const entryImport = importReader<service.EntryInput>({
@@ -47,35 +46,15 @@ const xmlDoc =
 
 /** Custom sitemap entries, the preview, and the sitemap outputs (decisions S1, S7, G18, G20). */
 export function sitemapRoutes(app: App, { db }: ModuleDeps, outputs: OutputCache): void {
-  app.get(
-    '/sitemap/entries',
-    {
-      config: { scope: 'sitemap.view' },
-      schema: {
-        tags,
-        operationId: 'listSitemapEntries',
-        summary: 'Custom sitemap entries (50 per page by default)',
-        querystring: EntryListQuery,
-        response: { 200: Paginated(EntryRef) },
-      },
-    },
-    async (req) => service.listEntries(db, req.auth.siteId, req.query),
-  );
-
-  app.post(
-    '/sitemap/entries',
-    {
-      config: { scope: 'sitemap.create' },
-      schema: {
-        tags,
-        operationId: 'createSitemapEntry',
-        summary: 'Add a custom URL to the sitemap (answers the bare entry)',
-        description: 'A URL the sitemap already has is a 422 on `url`.',
-        body: EntryCreate,
-        response: { 201: EntryRef },
-      },
-    },
-    async (req, reply) => reply.code(201).send(await service.createEntry(db, req.auth.siteId, req.body)),
+  const entries = sitemapEntries.routes(db);
+  app.route({ ...entries.list, schema: { ...entries.list.schema, querystring: EntryListQuery } });
+  // Create and update answer the bare entry (spec "Sitemap entry"), not `{ data }`.
+  app.route(
+    route({
+      ...entries.create,
+      schema: { ...entries.create.schema, response: { 201: EntryRef } },
+      handler: async (req, reply) => reply.code(201).send(await sitemapEntries.service.create(db, req.auth.siteId, req.body)),
+    }),
   );
 
   app.get(
@@ -118,33 +97,14 @@ export function sitemapRoutes(app: App, { db }: ModuleDeps, outputs: OutputCache
     async (req, reply) => reply.code(201).send(await service.importEntries(db, req.auth.siteId, await entryImport.fromRequest(req))),
   );
 
-  app.put(
-    '/sitemap/entries/:id',
-    {
-      config: { scope: 'sitemap.update' },
-      schema: {
-        tags,
-        operationId: 'updateSitemapEntry',
-        summary: 'Change a custom entry (partial; answers the bare entry)',
-        params: EntryParams,
-        body: EntryUpdate,
-        response: { 200: EntryRef },
-      },
-    },
-    async (req) => service.updateEntry(db, req.auth.siteId, req.params.id, req.body),
+  app.route(
+    route({
+      ...entries.update,
+      schema: { ...entries.update.schema, response: { 200: EntryRef } },
+      handler: (req) => sitemapEntries.service.update(db, req.auth.siteId, req.params.id, req.body),
+    }),
   );
-
-  app.delete(
-    '/sitemap/entries/:id',
-    {
-      config: { scope: 'sitemap.delete' },
-      schema: { tags, operationId: 'deleteSitemapEntry', summary: 'Remove a custom entry', params: EntryParams, response: { 200: Message } },
-    },
-    async (req) => {
-      await service.deleteEntry(db, req.auth.siteId, req.params.id);
-      return { message: 'Sitemap entry deleted.' };
-    },
-  );
+  app.route(entries.delete);
 
   app.get(
     '/sitemap/rules',
@@ -160,52 +120,8 @@ export function sitemapRoutes(app: App, { db }: ModuleDeps, outputs: OutputCache
     async (req) => ({ data: await service.listRules(db, req.auth.siteId) }),
   );
 
-  app.post(
-    '/sitemap/rules',
-    {
-      config: { scope: 'sitemap.create' },
-      schema: {
-        tags,
-        operationId: 'createSitemapRule',
-        summary: 'Add a rule: which contents get which priority and change frequency',
-        description:
-          'Active rules are tried by `ruleOrder` (then id) for every published content; the first that matches sets its priority and changefreq. ' +
-          '`content_type` matches the type, `category` and `tag` a slug the content is linked to, `path_pattern` its path (`/blog/travel/*`; must start with /). ' +
-          'Custom entries keep their own values.',
-        body: ruleFields.createBody(),
-        response: { 201: Data(RuleRef) },
-      },
-    },
-    async (req, reply) => reply.code(201).send({ data: await service.createRule(db, req.auth.siteId, req.body) }),
-  );
-
-  app.put(
-    '/sitemap/rules/:id',
-    {
-      config: { scope: 'sitemap.update' },
-      schema: {
-        tags,
-        operationId: 'updateSitemapRule',
-        summary: 'Change a rule (partial)',
-        params: IdParams,
-        body: ruleFields.updateBody(),
-        response: { 200: Data(RuleRef) },
-      },
-    },
-    async (req) => ({ data: await service.updateRule(db, req.auth.siteId, req.params.id, req.body) }),
-  );
-
-  app.delete(
-    '/sitemap/rules/:id',
-    {
-      config: { scope: 'sitemap.delete' },
-      schema: { tags, operationId: 'deleteSitemapRule', summary: 'Remove a rule', params: IdParams, response: { 200: Message } },
-    },
-    async (req) => {
-      await service.deleteRule(db, req.auth.siteId, req.params.id);
-      return { message: 'Sitemap rule deleted.' };
-    },
-  );
+  const rules = sitemapRules.routes(db);
+  for (const route of [rules.create, rules.update, rules.delete]) app.route(route);
 
   app.get(
     '/sitemap/sources',
@@ -221,58 +137,8 @@ export function sitemapRoutes(app: App, { db }: ModuleDeps, outputs: OutputCache
     async (req) => ({ data: await service.listSources(db, req.auth.siteId) }),
   );
 
-  app.post(
-    '/sitemap/sources',
-    {
-      config: { scope: 'sitemap.create' },
-      schema: {
-        tags,
-        operationId: 'createSitemapSource',
-        summary: 'Add another sitemap to the index (a shop, a docs site)',
-        description: 'While a source is active, sitemap.xml is a sitemap index listing its own parts and every active source.',
-        body: sourceFields.createBody(),
-        response: { 201: Data(SourceRef) },
-      },
-    },
-    async (req, reply) => reply.code(201).send({ data: await service.createSource(db, req.auth.siteId, req.body) }),
-  );
-
-  app.get(
-    '/sitemap/sources/:id',
-    {
-      config: { scope: 'sitemap.view' },
-      schema: { tags, operationId: 'getSitemapSource', summary: 'A sitemap source', params: IdParams, response: { 200: Data(SourceRef) } },
-    },
-    async (req) => ({ data: await service.getSource(db, req.auth.siteId, req.params.id) }),
-  );
-
-  app.put(
-    '/sitemap/sources/:id',
-    {
-      config: { scope: 'sitemap.update' },
-      schema: {
-        tags,
-        operationId: 'updateSitemapSource',
-        summary: 'Change a sitemap source (partial)',
-        params: IdParams,
-        body: sourceFields.updateBody(),
-        response: { 200: Data(SourceRef) },
-      },
-    },
-    async (req) => ({ data: await service.updateSource(db, req.auth.siteId, req.params.id, req.body) }),
-  );
-
-  app.delete(
-    '/sitemap/sources/:id',
-    {
-      config: { scope: 'sitemap.delete' },
-      schema: { tags, operationId: 'deleteSitemapSource', summary: 'Remove a sitemap source', params: IdParams, response: { 200: Message } },
-    },
-    async (req) => {
-      await service.deleteSource(db, req.auth.siteId, req.params.id);
-      return { message: 'Sitemap source deleted.' };
-    },
-  );
+  const sources = sitemapSources.routes(db);
+  for (const route of [sources.create, sources.get, sources.update, sources.delete]) app.route(route);
 
   app.get(
     '/sitemap/preview',
