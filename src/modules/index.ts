@@ -1,5 +1,5 @@
 import { EVENT_TYPES } from '../jobs/outbox.js';
-import type { AppModule, EventDescription, EventDescriptions } from './types.js';
+import type { AnyModule, EventDescription, EventDescriptions } from './types.js';
 import { sitesModule } from './sites/sites.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { tagsModule } from './tags/tags.routes.js';
@@ -10,8 +10,6 @@ import { contentsModule } from './contents/contents.routes.js';
 import { webhooksModule } from './webhooks/webhooks.routes.js';
 import { redirectsModule } from './redirects/redirects.routes.js';
 import { seoModule } from './seo/seo.routes.js';
-import { sitemapModule } from './sitemap/sitemap.routes.js';
-import { llmsModule } from './llms/llms.routes.js';
 import { siteBlocksModule } from './site-blocks/site-blocks.routes.js';
 import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
@@ -19,7 +17,7 @@ import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
 import { mediaModule } from './media/media.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
-export const MODULES: readonly AppModule[] = [
+export const MODULES: readonly AnyModule[] = [
   sitesModule,
   notificationsModule,
   categoriesModule,
@@ -30,8 +28,6 @@ export const MODULES: readonly AppModule[] = [
   webhooksModule,
   redirectsModule,
   seoModule,
-  sitemapModule,
-  llmsModule,
   siteBlocksModule,
   formsModule,
   spamModule,
@@ -43,7 +39,7 @@ export const MODULES: readonly AppModule[] = [
  * The events of the given modules, each described by exactly one: start-up fails on an event
  * described twice or by none, as it fails on a route without a scope.
  */
-export function describedEvents(modules: readonly AppModule[]): EventDescriptions {
+export function describedEvents(modules: readonly AnyModule[]): EventDescriptions {
   const found = new Map<string, { module: string; description: EventDescription }>();
   for (const mod of modules) {
     for (const [type, description] of Object.entries(mod.events ?? {})) {

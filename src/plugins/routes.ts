@@ -67,12 +67,20 @@ function isApiRoute(url: string): boolean {
 }
 
 /**
- * The route table's guard (architecture: "One request", step 3). At registration time, every /v1
- * route must declare `config.scope` from the catalog (or 'public'), or the app refuses to start.
+ * The route table's guard (architecture: "One request", step 3). At registration time, every
+ * route must declare `config.scope` from the catalog (or 'public'; outside /v1 only 'public'), or
+ * the app refuses to start. `undeclaredPublic` names the URL prefixes of routes a plugin adds
+ * without a way to declare one (the reference UI at /docs): those are public.
  * The hook also attaches authentication, publishes the scope and the error responses in the
  * OpenAPI document, and records the route for the generated contract tests.
  */
-export function registerRouteGuard(app: FastifyInstance, db: Executor, table: RouteInfo[], cache: DeliveryCache | null = null): void {
+export function registerRouteGuard(
+  app: FastifyInstance,
+  db: Executor,
+  table: RouteInfo[],
+  cache: DeliveryCache | null = null,
+  undeclaredPublic: readonly string[] = [],
+): void {
   const cacheHooks = cache && deliveryCacheHooks(cache);
   /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
   const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler) => {
@@ -87,10 +95,15 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     route.onRequest = onRequest as RouteOptions['onRequest'];
   };
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (!isApiRoute(route.url)) return;
-    const scope = route.config?.scope;
+    const underPrefix = (prefix: string) => route.url === prefix || route.url.startsWith(`${prefix}/`);
+    const scope = route.config?.scope ?? (undeclaredPublic.some(underPrefix) ? 'public' : undefined);
     if (!scope || (scope !== 'public' && !isScope(scope))) {
       throw new Error(`Route ${String(route.method)} ${route.url} declares no valid scope (config.scope)`);
+    }
+    // Outside /v1 (health, the API document, files at their public URLs): no token, no site key.
+    if (!isApiRoute(route.url)) {
+      if (scope !== 'public') throw new Error(`Route ${String(route.method)} ${route.url} is outside /v1, so its scope must be 'public'`);
+      return;
     }
     const conditional = route.config?.conditionalScopes ?? [];
     for (const c of conditional) {

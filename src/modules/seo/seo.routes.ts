@@ -6,7 +6,9 @@ import { named, Paginated, ref, SiteKeyQuery } from '../../shared/schemas.js';
 import { retentionTask } from '../../jobs/retention.js';
 import { deleteOldIndexNowLogs } from './seo.repository.js';
 import * as indexNow from './seo.indexnow.js';
-import { outputCacheFor } from './seo.cache.js';
+import { OutputCache } from './seo.cache.js';
+import { llmsRoutes } from './llms.routes.js';
+import { sitemapRoutes } from './sitemap.routes.js';
 import { sendCacheable } from '../../shared/http-cache.js';
 import type { Executor } from '../../db/types.js';
 import type { AppModule } from '../types.js';
@@ -48,15 +50,20 @@ async function robotsFor(db: Executor, siteId: string): Promise<string> {
   return renderRobots(settings, absoluteUrl(urls!, '/sitemap.xml'));
 }
 
-/** SEO settings and robots.txt (spec "SEO", decisions S2, G18, G20). */
-export const seoModule: AppModule = {
+/**
+ * The SEO group (spec "SEO", decisions S2, G18, G20): settings, robots.txt, IndexNow, the
+ * sitemap and its entries, rules and sources, llms.txt and markdown. Their outputs share one
+ * cache, built once per app.
+ */
+export const seoModule: AppModule<OutputCache> = {
   name: 'seo',
+  init: ({ siteGeneration }) => new OutputCache(siteGeneration),
   jobs(worker, { config }) {
     worker.task('seo.indexnow', indexNow.indexNowTask(config.indexNow));
     worker.task('retention.indexnow_logs', retentionTask(INDEXNOW_LOG_DAYS, deleteOldIndexNowLogs));
   },
-  routes(app, { db, config }) {
-    const outputs = outputCacheFor(db);
+  routes(app, deps, outputs) {
+    const { db, config } = deps;
     app.get(
       '/seo/settings',
       {
@@ -91,7 +98,7 @@ export const seoModule: AppModule = {
         schema: { tags, operationId: 'getRobotsTxt', summary: 'robots.txt as the settings render it', description: robotsDoc, response: { 200: TextFile } },
       },
       async (req: FastifyRequest, reply: FastifyReply) =>
-        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'robots.txt', () => robotsFor(db, req.auth.siteId), true), 'text/plain; charset=utf-8', 0),
+        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'robots.txt', () => robotsFor(db, req.auth.siteId)), 'text/plain; charset=utf-8', 0),
     );
 
     app.get(
@@ -196,5 +203,7 @@ export const seoModule: AppModule = {
         return sendCacheable(req, reply, text, 'text/plain; charset=utf-8');
       },
     );
+    sitemapRoutes(app, deps, outputs);
+    llmsRoutes(app, deps, outputs);
   },
 };

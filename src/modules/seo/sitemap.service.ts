@@ -1,74 +1,25 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/types.js';
 import { now } from '../../db/json.js';
 import type { ApiOf } from '../../kit/fields.js';
 import type { ImportRow } from '../../kit/import.js';
 import { tableRepository } from '../../kit/repository.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
-import { type ListQuery, pageMeta } from '../../shared/pagination.js';
-import { getSettings } from '../seo/seo.service.js';
-import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, pagePath, type UrlContext } from '../seo/seo.urls.js';
-import { publishedPages } from '../site-blocks/site-blocks.repository.js';
+import { getSettings } from './seo.service.js';
+import { absoluteUrl, contentPath, loadCategoryPaths, loadUrlContext, pagePath, type UrlContext } from './seo.urls.js';
+import { publishedPages } from '../site-blocks/published-pages.js';
 import { publishedAddresses, publishedLinkSlugs } from '../contents/content-links.js';
 import * as repo from './sitemap.repository.js';
-import { entryFields, entryList, ruleFields, sourceFields } from './sitemap.resource.js';
+import { entryFields, ruleFields, sourceFields, urlHash } from './sitemap.resource.js';
 
 export type SitemapEntry = ApiOf<typeof entryFields.fields>;
 type Row = Record<string, any>;
 export type EntryInput = { url: string; isExternal?: boolean; priority?: number; changefreq?: string; lastModified?: string | null; title?: string | null };
 
 const entries = tableRepository('sitemap_entries');
-const rules = tableRepository('sitemap_rules');
-const sources = tableRepository('sitemap_sources');
 const toApi = (r: Row) => entryFields.toApi(r);
-const urlHash = (url: string) => createHash('sha256').update(url).digest('hex');
 
-// ---- custom entries (decisions S1, S7) ----
-
-export async function listEntries(db: Db, siteId: string, query: ListQuery & Row) {
-  const { rows, total } = await entries.list(db, siteId, query, entryList);
-  return { data: rows.map(toApi), meta: pageMeta(total, query.page, query.limit) };
-}
-
-async function findEntry(db: Executor, siteId: string, id: string): Promise<Row> {
-  const row = await entries.find(db, siteId, { id });
-  if (!row) throw notFound('sitemap entry');
-  return row;
-}
-
-async function assertUrlFree(db: Executor, siteId: string, url: string, exceptId?: string) {
-  const taken = await repo.idByUrlHash(db, siteId, urlHash(url));
-  if (taken && taken.id !== exceptId) throw invalid('UNIQUE_VIOLATION', 'url', 'The sitemap already has an entry with this URL.');
-}
-
-export async function createEntry(db: Db, siteId: string, input: EntryInput): Promise<SitemapEntry> {
-  return db.transaction().execute(async (tx) => {
-    await assertUrlFree(tx, siteId, input.url);
-    const at = now();
-    const id = randomUUID();
-    const row = { ...entryFields.insertRow(input), id, site_id: siteId, url_hash: urlHash(input.url), created_at: at, updated_at: at };
-    await repo.insertEntries(tx, [row as never]);
-    return toApi(await findEntry(tx, siteId, id));
-  });
-}
-
-export async function updateEntry(db: Db, siteId: string, id: string, input: Partial<EntryInput>): Promise<SitemapEntry> {
-  return db.transaction().execute(async (tx) => {
-    await findEntry(tx, siteId, id);
-    if (input.url !== undefined) await assertUrlFree(tx, siteId, input.url, id);
-    await entries.update(
-      tx,
-      siteId,
-      { id },
-      { ...entryFields.patch(input), ...(input.url !== undefined ? { url_hash: urlHash(input.url) } : {}), updated_at: now() },
-    );
-    return toApi(await findEntry(tx, siteId, id));
-  });
-}
-
-export async function deleteEntry(db: Db, siteId: string, id: string): Promise<void> {
-  if (!(await entries.delete(db, siteId, { id }))) throw notFound('sitemap entry');
-}
+// ---- custom entries (decisions S1, S7): create, update and delete are the kit's (sitemap.resource.ts) ----
 
 /** Every custom entry, oldest first, for the CSV export. */
 export async function listAllForExport(db: Db, siteId: string): Promise<SitemapEntry[]> {
@@ -112,66 +63,18 @@ export async function importEntries(db: Db, siteId: string, rows: ImportRow<Entr
   return result;
 }
 
-// ---- rules and sources (decisions S1, S10, S11) ----
+// ---- rules and sources (decisions S1, S10, S11): their writes are the kit's (sitemap.resource.ts) ----
 
 export type SitemapRule = ApiOf<typeof ruleFields.fields>;
 export type SitemapSource = ApiOf<typeof sourceFields.fields>;
 
-function checkRule(input: Row): void {
-  if (input.sourceType === 'path_pattern' && typeof input.sourceValue === 'string' && !input.sourceValue.startsWith('/')) {
-    throw invalid('VALIDATION_FAILED', 'sourceValue', 'A path pattern starts with / (`*` matches any characters, `?` one).');
-  }
-}
-
+/** Every rule in the order they are tried. */
 export async function listRules(db: Db, siteId: string): Promise<SitemapRule[]> {
   return (await repo.orderedRules(db, siteId, false)).map((r) => ruleFields.toApi(r));
 }
 
-export async function createRule(db: Db, siteId: string, input: Row): Promise<SitemapRule> {
-  checkRule(input);
-  const at = now();
-  const id = await rules.insert(db, { ...ruleFields.insertRow(input), site_id: siteId, created_at: at, updated_at: at });
-  return ruleFields.toApi((await rules.find(db, siteId, { id }))!);
-}
-
-export async function updateRule(db: Db, siteId: string, id: number, input: Row): Promise<SitemapRule> {
-  return db.transaction().execute(async (tx) => {
-    const stored = await rules.find(tx, siteId, { id });
-    if (!stored) throw notFound('sitemap rule');
-    checkRule({ ...ruleFields.toApi(stored), ...input });
-    await rules.update(tx, siteId, { id }, { ...ruleFields.patch(input), updated_at: now() });
-    return ruleFields.toApi((await rules.find(tx, siteId, { id }))!);
-  });
-}
-
-export async function deleteRule(db: Db, siteId: string, id: number): Promise<void> {
-  if (!(await rules.delete(db, siteId, { id }))) throw notFound('sitemap rule');
-}
-
 export async function listSources(db: Db, siteId: string): Promise<SitemapSource[]> {
   return (await repo.allSources(db, siteId, false)).map((r) => sourceFields.toApi(r));
-}
-
-export async function getSource(db: Db, siteId: string, id: number): Promise<SitemapSource> {
-  const row = await sources.find(db, siteId, { id });
-  if (!row) throw notFound('sitemap source');
-  return sourceFields.toApi(row);
-}
-
-export async function createSource(db: Db, siteId: string, input: Row): Promise<SitemapSource> {
-  const at = now();
-  const id = await sources.insert(db, { ...sourceFields.insertRow(input), site_id: siteId, created_at: at, updated_at: at });
-  return getSource(db, siteId, id);
-}
-
-export async function updateSource(db: Db, siteId: string, id: number, input: Row): Promise<SitemapSource> {
-  await getSource(db, siteId, id);
-  await sources.update(db, siteId, { id }, { ...sourceFields.patch(input), updated_at: now() });
-  return getSource(db, siteId, id);
-}
-
-export async function deleteSource(db: Db, siteId: string, id: number): Promise<void> {
-  if (!(await sources.delete(db, siteId, { id }))) throw notFound('sitemap source');
 }
 
 /** A path pattern as an anchored regular expression: `*` any characters, `?` one, the rest literal. */

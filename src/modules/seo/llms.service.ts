@@ -4,13 +4,13 @@ import { parseJson } from '../../db/json.js';
 import { AppError } from '../../shared/errors.js';
 import { docToMarkdown } from '../../shared/richtext/to-markdown.js';
 import type { RTNode } from '../../shared/richtext/types.js';
-import { getSettings } from '../seo/seo.service.js';
-import { absoluteUrl, contentPath, loadUrlContext, pagePath, type UrlContext } from '../seo/seo.urls.js';
+import { getSettings } from './seo.service.js';
+import { absoluteUrl, contentPath, loadUrlContext, pagePath, type UrlContext } from './seo.urls.js';
 import { pageMarkdown } from '../site-blocks/site-blocks.markdown.js';
-import { publishedPage, publishedPages, publishedPagesVersion } from '../site-blocks/site-blocks.repository.js';
+import { publishedPage, publishedPages, publishedPagesVersion } from '../site-blocks/published-pages.js';
 import * as repo from './llms.repository.js';
 import { publishedBodies, publishedBySlug, publishedNewestFirst, publishedVersion } from '../contents/content-links.js';
-import { siteCategories } from '../seo/seo.repository.js';
+import { siteCategories } from '../categories/category-paths.js';
 
 /** Items listed with their description per section of llms.txt; older ones go under `## Optional`. */
 export const SECTION_SIZE = 50;
