@@ -26,7 +26,7 @@ import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
-import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
+import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -187,7 +187,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
   app.decorate('deliveryCache', deliveryCache);
   if (config.deliveryCacheBytes > 0) app.addHook('onSend', forgetOnWrite(deliveryCache));
-  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null);
+  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, database.pollChanges);
   await registerOpenApi(app, config, pkg.version);
 
   const HealthSchema = {

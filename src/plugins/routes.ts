@@ -58,6 +58,8 @@ export interface RouteInfo {
   hasParams: boolean;
   hasBody: boolean;
   paramNames: string[];
+  /** Scopes some requests also need (config.conditionalScopes); GET /permissions counts them as used. */
+  conditionalScopes: string[];
 }
 
 const errorRef = (description: string) => ({ description, $ref: 'Error#' });
@@ -72,7 +74,13 @@ function isApiRoute(url: string): boolean {
  * The hook also attaches authentication, publishes the scope and the error responses in the
  * OpenAPI document, and records the route for the generated contract tests.
  */
-export function registerRouteGuard(app: FastifyInstance, db: Executor, table: RouteInfo[], cache: DeliveryCache | null = null): void {
+export function registerRouteGuard(
+  app: FastifyInstance,
+  db: Executor,
+  table: RouteInfo[],
+  cache: DeliveryCache | null = null,
+  checkChanges: () => void = () => undefined,
+): void {
   const cacheHooks = cache && deliveryCacheHooks(cache);
   /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
   const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler) => {
@@ -100,7 +108,15 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     const schema = (route.schema ??= {}) as Record<string, any>;
     const paramNames = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
     for (const method of methods) {
-      table.push({ method, url: route.url, scope, hasParams: paramNames.length > 0, hasBody: !!schema.body, paramNames });
+      table.push({
+        method,
+        url: route.url,
+        scope,
+        hasParams: paramNames.length > 0,
+        hasBody: !!schema.body,
+        paramNames,
+        conditionalScopes: conditional.map((c) => c.scope),
+      });
     }
 
     const responses = (schema.response ??= {}) as Record<string, unknown>;
@@ -135,6 +151,6 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
     if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
-    attach(route, scope, authHook(db, scope));
+    attach(route, scope, authHook(db, scope, checkChanges));
   });
 }
