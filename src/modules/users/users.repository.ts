@@ -97,15 +97,11 @@ export async function tokenIdsOf(db: Executor, siteId: string, userId: string): 
 }
 
 /**
- * A deleted user's contents and site blocks go to `reassignTo`, or keep no author (decisions U2);
- * their tokens go with them. Revisions keep their history (the reference becomes null).
+ * A deleted user's contents go to `reassignTo`, or keep no author (decisions U2); their tokens go
+ * with them. Revisions of contents and site blocks keep their history (the reference becomes null).
  */
 export async function deleteUser(db: Executor, siteId: string, id: string, reassignTo: string | null) {
-  if (reassignTo) {
-    for (const table of ['contents', 'site_blocks'] as const) {
-      await db.updateTable(table).set({ author_id: reassignTo }).where('site_id', '=', siteId).where('author_id', '=', id).execute();
-    }
-  }
+  if (reassignTo) await db.updateTable('contents').set({ author_id: reassignTo }).where('site_id', '=', siteId).where('author_id', '=', id).execute();
   await db.deleteFrom('api_tokens').where('site_id', '=', siteId).where('user_id', '=', id).execute();
   await db.deleteFrom('users').where('site_id', '=', siteId).where('id', '=', id).execute();
 }

@@ -74,7 +74,7 @@ export const usersModule: AppModule = {
           tags,
           operationId: 'deleteUser',
           summary: 'Delete a user with their tokens',
-          description: 'Their contents and site blocks go to `reassignTo`, or keep no author.',
+          description: 'Their contents go to `reassignTo`, or keep no author; revisions keep their history without it.',
           params: Params,
           querystring: UserDeleteQuery,
           response: { 200: Message, 409: ownerProtected },

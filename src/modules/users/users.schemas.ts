@@ -45,5 +45,5 @@ export const UserListQuery = listQuerySchema(
 );
 
 export const UserDeleteQuery = Type.Object({
-  reassignTo: Type.Optional(Type.String({ format: 'uuid', description: "The user who becomes the author of the deleted user's contents and site blocks" })),
+  reassignTo: Type.Optional(Type.String({ format: 'uuid', description: "The user who becomes the author of the deleted user's contents" })),
 });
