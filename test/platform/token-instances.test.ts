@@ -87,7 +87,10 @@ describe('changes made through one instance, seen by another process (issue 30 i
       const t = (await api.post('/v1/api-tokens', { name: `Rotating ${i}`, scopes: ['tags.view'] })).body.data;
       expect((await there(t.token, 'GET', '/v1/tags')).status).toBe(200);
       const fresh = (await api.post(`/v1/api-tokens/${t.id}/regenerate`)).body.data.token;
-      const res = await nextAnswerThere(() => there(t.token, 'GET', '/v1/tags'), (s) => s === 401);
+      const res = await nextAnswerThere(
+        () => there(t.token, 'GET', '/v1/tags'),
+        (s) => s === 401,
+      );
       expect(res.status).toBe(401);
       expectErrorShape(res.body, 401, 'UNAUTHORIZED');
       expect((await there(fresh, 'GET', '/v1/tags')).status).toBe(200);

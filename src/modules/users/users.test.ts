@@ -67,7 +67,10 @@ describe('POST /v1/users', () => {
   it('needs users.manage_roles for a role other than author (403 MISSING_SCOPE), and scopes of the role the caller holds (403 SCOPE_ESCALATION); nothing written', async () => {
     const api = await ctx.site();
     const roles = await rolesOf(api);
-    const noManage = client(ctx.app, (await createTokenFor(ctx.app, api.siteId, { scopes: ['users.create', 'users.view', 'roles.view', ...roles.author.scopes] })).token);
+    const noManage = client(
+      ctx.app,
+      (await createTokenFor(ctx.app, api.siteId, { scopes: ['users.create', 'users.view', 'roles.view', ...roles.author.scopes] })).token,
+    );
     const refused = await noManage.post('/v1/users', { fullName: 'Editor', roleId: roles.editor.id });
     expect(refused.status).toBe(403);
     expectErrorShape(refused.body, 403, 'MISSING_SCOPE');
