@@ -6,7 +6,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { createSite, getSite, listAllSites } from './modules/sites/sites.service.js';
 import { createToken, expiryOf, listTokens, regenerateTokenById, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
 import { createUser, findUser, listUsers, ownerOf, setOwner } from './modules/users/users.service.js';
-import { getRole, listRoles, roleScopes } from './modules/roles/roles.service.js';
+import { listRoles, roleFor, roleScopes } from './modules/roles/roles.service.js';
 import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
@@ -106,12 +106,11 @@ tokens
         expiresAt,
       });
       // The operator may give any scope, but a token acts only with those its user's role holds (decisions U3).
-      const role = new Set(roleScopes(await getRole(db, opts.site, user.role_id)));
-      const inert = token.scopes.filter((s) => !role.has(s));
+      const role = await roleFor(db, opts.site, user.role_id, 'user');
+      const held = new Set(roleScopes(role));
+      const inert = token.scopes.filter((s) => !held.has(s));
       if (inert.length)
-        process.stderr.write(
-          `cairn: warning: the user's role (${user.role_slug}) lacks ${inert.length} of these scopes; they stay inert: ${inert.join(', ')}\n`,
-        );
+        process.stderr.write(`cairn: warning: the user's role (${role.slug}) lacks ${inert.length} of these scopes; they stay inert: ${inert.join(', ')}\n`);
       return token;
     });
     print(!!opts.json, { ...created }, `Token ${created.id} (${created.kind}, ${created.scopes.length} scopes). Shown once:\n${created.token}`);
@@ -150,7 +149,7 @@ users
   .requiredOption('--site <siteId>', 'site id')
   .option('--json', 'print one JSON object')
   .action(async (opts) => {
-    const list = await withSite(opts.site, async (db) => (await listUsers(db, opts.site, { page: 1, limit: 1_000_000 })).data);
+    const list = await withSite(opts.site, (db) => listUsers(db, opts.site));
     const line = (u: (typeof list)[number]) => `${u.id}  ${u.role.slug}${u.isOwner ? ' (owner)' : ''}  ${u.isActive ? 'active' : 'inactive'}  ${u.fullName}`;
     print(!!opts.json, { data: list }, list.map(line).join('\n') || 'No users.');
   });
@@ -162,7 +161,7 @@ users
   .option('--role <slug>', 'role slug (owner excepted)', 'author')
   .option('--json', 'print one JSON object')
   .action(async (opts) => {
-    const user = await withSite(opts.site, (db) => createUser(db, null, opts.site, { fullName: opts.name, email: opts.email, roleSlug: opts.role }));
+    const user = await withSite(opts.site, (db) => createUser(db, opts.site, { fullName: opts.name, email: opts.email, roleSlug: opts.role }));
     print(!!opts.json, { ...user }, `Created user ${user.fullName} (${user.id}), role ${user.role.slug}`);
   });
 users

@@ -118,7 +118,7 @@ export async function createTokenFor(
   let userId = options.userId;
   if (!userId) {
     // An administrator, as migration 0026 made every user but the owner: the token's scopes decide.
-    const user = options.newUser ? await createUser(app.database.db, null, siteId, { fullName: options.newUser, roleSlug: 'administrator' }) : null;
+    const user = options.newUser ? await createUser(app.database.db, siteId, { fullName: options.newUser, roleSlug: 'administrator' }) : null;
     userId =
       user?.id ?? (await app.database.db.selectFrom('users').select('id').where('site_id', '=', siteId).orderBy('created_at').executeTakeFirstOrThrow()).id;
   }

@@ -1,26 +1,27 @@
 import { Type } from 'typebox';
 import type { AppModule } from '../types.js';
-import { Data, Message, ref, Uuid } from '../../shared/schemas.js';
-import { parseScopes } from '../api-tokens/api-tokens.service.js';
-import { PermissionRef, RoleCreate, RoleDeleteQuery, RoleRef, RoleUpdate } from './roles.schemas.js';
+import { Data, ref } from '../../shared/schemas.js';
+import { route } from '../../kit/resource.js';
+import { PermissionRef, RoleDeleteQuery } from './roles.schemas.js';
+import { roles } from './roles.resource.js';
 import * as service from './roles.service.js';
 
-const tags = ['Roles and permissions'];
-const Params = Type.Object({ id: Uuid });
 const conflict = { $ref: 'Error#', description: '`ROLE_PROTECTED` (the owner role) or `ROLE_IN_USE`' };
 const escalation = { $ref: 'Error#', description: '`MISSING_SCOPE` (e.g. `permissions.assign`) or `SCOPE_ESCALATION` (scopes you do not hold)' };
 const ASSIGN = { scope: 'permissions.assign' as const, when: 'when the body sets scopes' };
 
-/** Roles (decisions U1) and the permission catalog (U1, X1). */
+/** Roles (decisions U1, the resource kit) and the permission catalog (U1, X1). */
 export const rolesModule: AppModule = {
   name: 'roles',
   routes(app, { db }) {
+    const r = roles.routes(db);
+    const schema = (name: keyof typeof r) => r[name].schema as Record<string, any>;
     app.get(
       '/permissions',
       {
         config: { scope: 'permissions.view' },
         schema: {
-          tags,
+          tags: roles.tags,
           operationId: 'listPermissions',
           summary: 'Every scope of the catalog, with its area and whether an endpoint uses it',
           response: { 200: Data(Type.Array(ref(PermissionRef))) },
@@ -28,87 +29,46 @@ export const rolesModule: AppModule = {
       },
       async (req) => ({ data: service.permissionCatalog(req.server.routeTable) }),
     );
-
-    app.get(
-      '/roles',
-      {
-        config: { scope: 'roles.view' },
+    // Not paginated: a site has a few dozen roles at most.
+    app.route(
+      route({
+        ...r.list,
         schema: {
-          tags,
-          operationId: 'listRoles',
-          summary: "The site's roles (at most a few dozen: not paginated)",
-          response: { 200: Data(Type.Array(ref(RoleRef))) },
+          ...schema('list'),
+          summary: "The site's roles, oldest first (not paginated)",
+          querystring: undefined,
+          response: { 200: Data(Type.Array(ref(roles.schemas.Schema))) },
         },
-      },
-      async (req) => ({ data: await service.listRoles(db, req.auth.siteId) }),
+        handler: async (req) => ({ data: await service.listRoles(db, req.auth.siteId) }),
+      }),
     );
-
-    app.post(
-      '/roles',
-      {
-        config: { scope: 'roles.create', conditionalScopes: [ASSIGN] },
-        schema: {
-          tags,
-          operationId: 'createRole',
-          summary: 'Create a role',
-          description:
-            'Every scope given must be held by the calling token (403 `SCOPE_ESCALATION`). A name used by another role (any case) is a 422 `NAME_TAKEN`.',
-          body: RoleCreate,
-          response: { 201: Data(ref(RoleRef)), 403: escalation },
+    // Writes carry the caller, whose scopes bound what it may grant (decisions U4).
+    app.route(
+      route({
+        ...r.create,
+        config: { ...r.create.config, conditionalScopes: [ASSIGN] },
+        schema: { ...schema('create'), response: { ...schema('create').response, 403: escalation } },
+        handler: async (req, reply) => reply.code(201).send({ data: await roles.service.create(db, req.auth.siteId, req.body, { caller: req.auth }) }),
+      }),
+    );
+    app.route(r.get);
+    app.route(
+      route({
+        ...r.update,
+        config: { ...r.update.config, conditionalScopes: [ASSIGN] },
+        schema: { ...schema('update'), response: { ...schema('update').response, 403: escalation, 409: conflict } },
+        handler: async (req) => ({ data: await roles.service.update(db, req.auth.siteId, req.params.id, req.body, { caller: req.auth }) }),
+      }),
+    );
+    app.route(
+      route({
+        ...r.delete,
+        schema: { ...schema('delete'), querystring: RoleDeleteQuery, response: { ...schema('delete').response, 403: escalation, 409: conflict } },
+        handler: async (req) => {
+          await roles.service.delete(db, req.auth.siteId, req.params.id, { caller: req.auth, reassignTo: req.query.reassignTo });
+          return { message: 'Role deleted.' };
         },
-      },
-      async (req, reply) => {
-        parseScopes(req.body.scopes, 'management');
-        return reply.code(201).send({ data: await service.createRole(db, req.auth, req.auth.siteId, req.body) });
-      },
-    );
-
-    app.get(
-      '/roles/:id',
-      {
-        config: { scope: 'roles.view' },
-        schema: { tags, operationId: 'getRole', summary: 'Get a role', params: Params, response: { 200: Data(ref(RoleRef)) } },
-      },
-      async (req) => ({ data: service.toRole(await service.getRole(db, req.auth.siteId, req.params.id)) }),
-    );
-
-    app.put(
-      '/roles/:id',
-      {
-        config: { scope: 'roles.update', conditionalScopes: [ASSIGN] },
-        schema: {
-          tags,
-          operationId: 'updateRole',
-          summary: 'Update a role (partial)',
-          description: "The owner role answers 409 `ROLE_PROTECTED`. New scopes reach the role's users' tokens on their next request.",
-          params: Params,
-          body: RoleUpdate,
-          response: { 200: Data(ref(RoleRef)), 403: escalation, 409: conflict },
-        },
-      },
-      async (req) => {
-        if (req.body.scopes) parseScopes(req.body.scopes, 'management');
-        return { data: await service.updateRole(db, req.auth, req.auth.siteId, req.params.id, req.body) };
-      },
-    );
-
-    app.delete(
-      '/roles/:id',
-      {
-        config: { scope: 'roles.delete' },
-        schema: {
-          tags,
-          operationId: 'deleteRole',
-          summary: 'Delete a role; its users move to reassignTo',
-          params: Params,
-          querystring: RoleDeleteQuery,
-          response: { 200: Message, 403: escalation, 409: conflict },
-        },
-      },
-      async (req) => {
-        await service.deleteRole(db, req.auth, req.auth.siteId, req.params.id, req.query.reassignTo);
-        return { message: 'Role deleted.' };
-      },
+      }),
     );
   },
 };

@@ -1,89 +1,48 @@
 import { Type } from 'typebox';
 import type { AppModule } from '../types.js';
-import { Data, Message, Paginated, ref, Uuid } from '../../shared/schemas.js';
-import { UserCreate, UserDeleteQuery, UserListQuery, UserRef, UserUpdate } from './users.schemas.js';
-import * as service from './users.service.js';
+import { route } from '../../kit/resource.js';
+import { users } from './users.resource.js';
 
-const tags = ['Users'];
-const Params = Type.Object({ id: Uuid });
 const ownerProtected = { $ref: 'Error#', description: '`OWNER_PROTECTED`: the owner cannot be demoted, deactivated or deleted' };
 const escalation = { $ref: 'Error#', description: '`MISSING_SCOPE` (`users.manage_roles`), `SCOPE_ESCALATION` (a role with scopes you do not hold)' };
 const MANAGE_ROLES = { scope: 'users.manage_roles' as const, when: 'when the body sets roleId (on create: a role other than author)' };
+const DeleteQuery = Type.Object({
+  reassignTo: Type.Optional(Type.String({ format: 'uuid', description: "The user who becomes the author of the deleted user's contents" })),
+});
 
-/** Users (decisions U2): records for authorship and for owning tokens; no passwords, no logins. */
+/** Users (decisions U2, the resource kit); writes carry the caller, whose scopes bound the roles it may give (U4). */
 export const usersModule: AppModule = {
   name: 'users',
   routes(app, { db }) {
-    app.get(
-      '/users',
-      {
-        config: { scope: 'users.view' },
-        schema: { tags, operationId: 'listUsers', summary: 'List users', querystring: UserListQuery, response: { 200: Paginated(ref(UserRef)) } },
-      },
-      async (req) => service.listUsers(db, req.auth.siteId, req.query),
+    const r = users.routes(db);
+    const schema = (name: keyof typeof r) => r[name].schema as Record<string, any>;
+    app.route(r.list);
+    app.route(
+      route({
+        ...r.create,
+        config: { ...r.create.config, conditionalScopes: [MANAGE_ROLES] },
+        schema: { ...schema('create'), response: { ...schema('create').response, 403: escalation } },
+        handler: async (req, reply) => reply.code(201).send({ data: await users.service.create(db, req.auth.siteId, req.body, { caller: req.auth }) }),
+      }),
     );
-
-    app.post(
-      '/users',
-      {
-        config: { scope: 'users.create', conditionalScopes: [MANAGE_ROLES] },
-        schema: {
-          tags,
-          operationId: 'createUser',
-          summary: 'Create a user',
-          description:
-            'Inviting someone is a user plus a token made for them (`POST /api-tokens` with `userId`). 422 `EMAIL_TAKEN` for an e-mail of another user.',
-          body: UserCreate,
-          response: { 201: Data(ref(UserRef)), 403: escalation },
+    app.route(r.get);
+    app.route(
+      route({
+        ...r.update,
+        config: { ...r.update.config, conditionalScopes: [MANAGE_ROLES] },
+        schema: { ...schema('update'), response: { ...schema('update').response, 403: escalation, 409: ownerProtected } },
+        handler: async (req) => ({ data: await users.service.update(db, req.auth.siteId, req.params.id, req.body, { caller: req.auth }) }),
+      }),
+    );
+    app.route(
+      route({
+        ...r.delete,
+        schema: { ...schema('delete'), querystring: DeleteQuery, response: { ...schema('delete').response, 409: ownerProtected } },
+        handler: async (req) => {
+          await users.service.delete(db, req.auth.siteId, req.params.id, { caller: req.auth, reassignTo: req.query.reassignTo });
+          return { message: 'User deleted.' };
         },
-      },
-      async (req, reply) => reply.code(201).send({ data: await service.createUser(db, req.auth, req.auth.siteId, req.body) }),
-    );
-
-    app.get(
-      '/users/:id',
-      {
-        config: { scope: 'users.view' },
-        schema: { tags, operationId: 'getUser', summary: 'Get a user', params: Params, response: { 200: Data(ref(UserRef)) } },
-      },
-      async (req) => ({ data: service.toUser(await service.getUser(db, req.auth.siteId, req.params.id)) }),
-    );
-
-    app.put(
-      '/users/:id',
-      {
-        config: { scope: 'users.update', conditionalScopes: [MANAGE_ROLES] },
-        schema: {
-          tags,
-          operationId: 'updateUser',
-          summary: 'Update a user (partial)',
-          description: "A new role or deactivation reaches the user's tokens on their next request.",
-          params: Params,
-          body: UserUpdate,
-          response: { 200: Data(ref(UserRef)), 403: escalation, 409: ownerProtected },
-        },
-      },
-      async (req) => ({ data: await service.updateUser(db, req.auth, req.auth.siteId, req.params.id, req.body) }),
-    );
-
-    app.delete(
-      '/users/:id',
-      {
-        config: { scope: 'users.delete' },
-        schema: {
-          tags,
-          operationId: 'deleteUser',
-          summary: 'Delete a user with their tokens',
-          description: 'Their contents go to `reassignTo`, or keep no author; revisions keep their history without it.',
-          params: Params,
-          querystring: UserDeleteQuery,
-          response: { 200: Message, 409: ownerProtected },
-        },
-      },
-      async (req) => {
-        await service.deleteUser(db, req.auth.siteId, req.params.id, req.query.reassignTo);
-        return { message: 'User deleted.' };
-      },
+      }),
     );
   },
 };

@@ -42,6 +42,7 @@ describe('POST /v1/users', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       fullName: 'Ada Lovelace',
       email: 'ada@example.test',
+      roleId: roles.author.id,
       role: { id: roles.author.id, slug: 'author', name: 'Author' },
       isActive: true,
       isOwner: false,
@@ -107,12 +108,14 @@ describe('GET /v1/users', () => {
     const all = await api.get('/v1/users');
     expect(all.status).toBe(200);
     expect(all.body.meta).toEqual({ total: 3, perPage: 15, currentPage: 1, lastPage: 1 });
+    // Newest first, as every list (decisions G6).
     expect(all.body.data.map((u: any) => [u.fullName, u.role.slug, u.isOwner, u.isActive, u.tokenCount])).toEqual([
-      ['Site owner', 'owner', true, true, 1],
-      ['Bea Viewer', 'viewer', false, true, 2],
       ['Cy Inactive', 'author', false, false, 0],
+      ['Bea Viewer', 'viewer', false, true, 2],
+      ['Site owner', 'owner', true, true, 1],
     ]);
-    expect(all.body.data[0].lastActiveAt).toMatch(ISO_TIMESTAMP);
+    expect(all.body.data[2].lastActiveAt).toMatch(ISO_TIMESTAMP);
+    expect(all.body.data[1].lastActiveAt).toBeNull();
     expect((await api.get(`/v1/users?roleId=${roles.viewer.id}`)).body.data.map((u: any) => u.id)).toEqual([bea.id]);
     expect((await api.get('/v1/users?isActive=false')).body.data.map((u: any) => u.id)).toEqual([cy.id]);
     expect((await api.get('/v1/users?search=BEA@')).body.data.map((u: any) => u.id)).toEqual([bea.id]);
