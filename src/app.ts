@@ -27,7 +27,7 @@ import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
-import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
+import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -193,7 +193,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // output caches key on it too).
   app.decorate('deliveryCache', deliveryCache);
   app.addHook('onSend', forgetOnWrite(deliveryCache));
-  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX]);
+  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
   await registerOpenApi(app, config, pkg.version, events);
 
   const HealthSchema = {

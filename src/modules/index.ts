@@ -15,6 +15,9 @@ import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
 import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
 import { mediaModule } from './media/media.routes.js';
+import { apiTokensModule } from './api-tokens/api-tokens.routes.js';
+import { usersModule } from './users/users.routes.js';
+import { rolesModule } from './roles/roles.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -33,6 +36,9 @@ export const MODULES: readonly AnyModule[] = [
   spamModule,
   mediaFoldersModule,
   mediaModule,
+  apiTokensModule,
+  usersModule,
+  rolesModule,
 ];
 
 /**

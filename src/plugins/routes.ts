@@ -58,6 +58,8 @@ export interface RouteInfo {
   hasParams: boolean;
   hasBody: boolean;
   paramNames: string[];
+  /** Scopes some requests also need (config.conditionalScopes); GET /permissions counts them as used. */
+  conditionalScopes: string[];
 }
 
 const errorRef = (description: string) => ({ description, $ref: 'Error#' });
@@ -80,6 +82,7 @@ export function registerRouteGuard(
   table: RouteInfo[],
   cache: DeliveryCache | null = null,
   undeclaredPublic: readonly string[] = [],
+  checkChanges: () => void = () => undefined,
 ): void {
   const cacheHooks = cache && deliveryCacheHooks(cache);
   /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
@@ -113,7 +116,15 @@ export function registerRouteGuard(
     const schema = (route.schema ??= {}) as Record<string, any>;
     const paramNames = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
     for (const method of methods) {
-      table.push({ method, url: route.url, scope, hasParams: paramNames.length > 0, hasBody: !!schema.body, paramNames });
+      table.push({
+        method,
+        url: route.url,
+        scope,
+        hasParams: paramNames.length > 0,
+        hasBody: !!schema.body,
+        paramNames,
+        conditionalScopes: conditional.map((c) => c.scope),
+      });
     }
 
     const responses = (schema.response ??= {}) as Record<string, unknown>;
@@ -148,6 +159,6 @@ export function registerRouteGuard(
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
     if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
-    attach(route, scope, authHook(db, scope));
+    attach(route, scope, authHook(db, scope, checkChanges));
   });
 }

@@ -71,6 +71,14 @@ export const ERROR_CATALOG = {
   FORM_CLOSED: { status: 409, message: 'The form is closed and accepts no submissions.' },
   PATH_TAKEN: { status: 422, message: 'Another page block of this locale already has this path.' },
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
+  // Users, roles and tokens (decisions U1-U4)
+  SCOPE_ESCALATION: { status: 403, message: 'You cannot grant scopes you do not hold.' },
+  TOKEN_NOT_MANAGEABLE: { status: 403, message: 'This token holds scopes you do not hold: you cannot change, regenerate or delete it.' },
+  OWNER_PROTECTED: { status: 409, message: "The site's owner cannot be demoted, deactivated or deleted (cairn users set-owner moves ownership)." },
+  TOKEN_NOT_ACTIVE: { status: 409, message: 'The token is revoked: create a new one.' },
+  ROLE_PROTECTED: { status: 409, message: 'The owner role cannot be changed or deleted.' },
+  ROLE_IN_USE: { status: 409, message: 'Users hold this role: delete it with reassignTo=<roleId>.' },
+  EMAIL_TAKEN: { status: 422, message: 'Another user of this site has this e-mail address.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
