@@ -216,10 +216,15 @@ export async function listLogs(db: Executor, siteId: string, query: Static<typeo
 
 export const CSV_COLUMNS = ['created_at', 'consent_id', 'action', 'categories', 'revision', 'locale', 'page_url', 'ip_address', 'user_agent'];
 
-/** The records as CSV (decisions F2), oldest first, 500 rows per read: memory stays flat. */
-export function exportLogs(db: Executor, siteId: string, query: Static<typeof ExportQuery>): AsyncIterable<string> {
+/**
+ * The records as CSV (decisions F2), oldest first, 500 rows per read: memory stays flat; named
+ * `cookie-consents-<site slug>-<the site's today>.csv`.
+ */
+export async function exportLogs(db: Executor, siteId: string, query: Static<typeof ExportQuery>): Promise<{ fileName: string; csv: AsyncIterable<string> }> {
+  const site = await siteRow(db, siteId);
   const filters = { ...query, consentId: query.consentId?.toLowerCase() };
-  return (async function* () {
+  const fileName = `cookie-consents-${site.slug}-${localDay(new Date(), site.timezone)}.csv`;
+  const csv = (async function* () {
     yield `\uFEFF${csvLine(CSV_COLUMNS)}`;
     for (let after = 0; ; ) {
       const rows = await repo.consentBatch(db, siteId, filters, after, 500);
@@ -241,6 +246,7 @@ export function exportLogs(db: Executor, siteId: string, query: Static<typeof Ex
       after = Number(rows[rows.length - 1]!.id);
     }
   })();
+  return { fileName, csv };
 }
 
 // ------------------------------------------------------------------------------------------------

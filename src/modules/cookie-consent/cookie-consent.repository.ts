@@ -50,6 +50,7 @@ export const consentsTable = tableRepository('cookie_consents');
 
 /** The site's settings row (if saved) with what reading it needs of the site: locales and timezone. */
 export interface SiteSettingsRow {
+  slug: string;
   default_locale: string;
   enabled_locales: unknown;
   timezone: string;
@@ -66,6 +67,7 @@ const siteSettingsQuery = prepared((db, p: { siteId: string }) =>
     .selectFrom('sites')
     .leftJoin('cookie_consent_settings as s', 's.site_id', 'sites.id')
     .select([
+      'sites.slug',
       'sites.default_locale',
       'sites.enabled_locales',
       'sites.timezone',

@@ -183,9 +183,9 @@ export const cookieConsentModule: AppModule = {
         },
       },
       async (req, reply) => {
-        const day = new Date().toISOString().slice(0, 10);
-        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="cookie-consents-${day}.csv"`);
-        return reply.send(Readable.from(records.exportLogs(db, req.auth.siteId, req.query)) as never);
+        const { fileName, csv } = await records.exportLogs(db, req.auth.siteId, req.query);
+        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${fileName}"`);
+        return reply.send(Readable.from(csv) as never);
       },
     );
 

@@ -90,11 +90,14 @@ const Labels = (name: 'label' | 'name') =>
   Type.Record(Type.String(), Type.Object({ [name]: Type.Optional(Text(1, 100)), description: Type.Optional(Text(0, 1000)) }, { additionalProperties: false }), {
     maxProperties: 100,
   });
-const TranslationSchema = Type.Object({
-  texts: Type.Optional(TextsInput),
-  categories: Type.Optional(Labels('label')),
-  services: Type.Optional(Labels('name')),
-});
+const TranslationSchema = Type.Object(
+  {
+    texts: Type.Optional(TextsInput),
+    categories: Type.Optional(Labels('label')),
+    services: Type.Optional(Labels('name')),
+  },
+  { additionalProperties: false },
+);
 const Translations = Type.Record(Type.String(), TranslationSchema, {
   maxProperties: 50,
   description: 'Per enabled locale: texts, category labels and service names',
@@ -150,7 +153,7 @@ export const SettingsUpdate = Type.Object(
     translations: Type.Optional(Translations),
     logRetentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Days records are kept, 0-3650; 0 keeps them for ever' })),
   },
-  { minProperties: 1 },
+  { minProperties: 1, additionalProperties: false },
 );
 type SettingsUpdate = Static<typeof SettingsUpdate>;
 

@@ -116,6 +116,15 @@ describe('cookie consent settings (decisions CC1, CC2)', () => {
       expect422(await api.put('/v1/cookie-consent/settings', { [field]: bad }), 'VALIDATION_FAILED', [field], `${field}=${bad}`);
     }
     expect422(await api.put('/v1/cookie-consent/settings', {}), 'VALIDATION_FAILED', ['body']);
+    // Read-only and unknown fields are dropped, not stored.
+    expect((await api.put('/v1/cookie-consent/settings', { revision: 99, fontSize: 12, junk: 1 })).body.data).toMatchObject({ revision: 1, fontSize: 12 });
+    expect((await api.put('/v1/cookie-consent/settings', { revision: 99 })).body.data.revision).toBe(1);
+    const stored = await ctx.app.database.db
+      .selectFrom('cookie_consent_settings')
+      .select('settings')
+      .where('site_id', '=', api.siteId)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored.settings)).not.toMatch(/junk|revision/);
     for (const mode of ['opt-in', 'opt-out', 'notice-only']) expect((await api.put('/v1/cookie-consent/settings', { mode })).body.data.mode).toBe(mode);
     for (const position of ['bottom', 'top', 'center', 'bottom-left', 'bottom-right'])
       expect((await api.put('/v1/cookie-consent/settings', { position })).body.data.position).toBe(position);
@@ -513,7 +522,8 @@ describe('logs, export and stats (decisions CC4, A8, F2)', () => {
     const res = await api.get('/v1/cookie-consent/export');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(String(res.headers['content-disposition'])).toMatch(/^attachment; filename="cookie-consents-\d{4}-\d{2}-\d{2}\.csv"$/);
+    const slug = (await api.get('/v1/site/info')).body.data.slug;
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="cookie-consents-${slug}-${localDay(new Date(), 'UTC')}.csv"`);
     const rows = parse(res.text.replace(/^\uFEFF/, '')) as string[][];
     expect(rows[0]).toEqual(['created_at', 'consent_id', 'action', 'categories', 'revision', 'locale', 'page_url', 'ip_address', 'user_agent']);
     expect(rows).toHaveLength(3);
