@@ -42,7 +42,11 @@ function publicRoutes(app: App, db: Db) {
         summary: 'What the banner needs, with the site key (ETag, 304)',
         description: 'Texts, categories and services in `locale` (the exact tag, else its language, else the site default). 404 while the banner is disabled.',
         querystring: Type.Object({ locale: Type.Optional(Type.String({ maxLength: 35 })), siteKey: SiteKeyParam }),
-        response: { 200: Data(PublicConfigRef), 304: { description: 'Not modified', type: 'null' } },
+        response: {
+          200: Data(PublicConfigRef),
+          304: { description: 'Not modified', type: 'null' },
+          404: { $ref: 'Error#', description: 'The banner is disabled' },
+        },
       },
     },
     async (req, reply) => {
@@ -67,7 +71,11 @@ function publicRoutes(app: App, db: Db) {
           'The server derives `action` (`accept_all`: every category; `reject_all`: only required ones; `custom`), drops unknown categories and services and adds required categories. Stored append-only with the address truncated; 409 `COOKIE_CONSENT_DISABLED` while disabled. Rate-limited per address.',
         querystring: PublicQuery,
         body: records.RecordInput,
-        response: { 201: Data(PublicRecordRef) },
+        response: {
+          201: Data(PublicRecordRef),
+          409: { $ref: 'Error#', description: '`COOKIE_CONSENT_DISABLED`: the banner is disabled' },
+          413: { $ref: 'Error#', description: 'The body is over 16 KiB' },
+        },
       },
     },
     async (req, reply) => {
@@ -130,7 +138,13 @@ export const cookieConsentModule: AppModule = {
           description:
             "Arrays and objects replace what was there; `texts` merge. Services name a configured category (422 `CONSENT_CATEGORY_UNKNOWN`), translations an enabled locale (422 `LOCALE_NOT_ENABLED`). `revision` goes up when category keys, a category's `required` or service keys change.",
           body: settings.SettingsUpdate,
-          response: { 200: Data(SettingsRef) },
+          response: {
+            200: Data(SettingsRef),
+            422: {
+              $ref: 'Error#',
+              description: '`VALIDATION_FAILED`, `CONSENT_CATEGORY_UNKNOWN`, `LOCALE_NOT_ENABLED` or `LOCALE_INVALID`, naming each field',
+            },
+          },
         },
       },
       async (req) => ({ data: await settings.updateSettings(db, req.auth.siteId, req.body) }),
@@ -147,7 +161,10 @@ export const cookieConsentModule: AppModule = {
           description:
             '`period` or `startDate` and `endDate` (decisions A8), days of the site timezone. The three actions add up to `totalInteractions`; counts outlive record retention.',
           querystring: records.StatsQuery,
-          response: { 200: StatsRef },
+          response: {
+            200: StatsRef,
+            422: { $ref: 'Error#', description: '`VALIDATION_FAILED`, `DATE_RANGE_INVALID` (both forms, one date, start after end) or `DATE_RANGE_TOO_LONG`' },
+          },
         },
       },
       async (req) => records.stats(db, req.auth.siteId, req.query),
