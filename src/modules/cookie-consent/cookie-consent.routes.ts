@@ -109,7 +109,8 @@ function publicRoutes(app: App, db: Db) {
 export const cookieConsentModule: AppModule = {
   name: 'cookie-consent',
   jobs(worker) {
-    // Each site's own retention (logRetentionDays), hourly once caught up; the daily counts stay.
+    // Each site's own retention (logRetentionDays, read by pruneRecords: the task's `days` only
+    // switches it on), hourly once caught up; the daily counts stay.
     worker.task('cookie_consent.retention', retentionTask(1, records.pruneRecords));
   },
   async routes(app, { db }) {

@@ -263,39 +263,43 @@ function withoutRemovedKeys(translations: Record<string, Translation>, s: Stored
   );
 }
 
-/** A partial update: arrays and objects replace what was there, texts merge; the whole result is checked. */
+/** The stored fields after a PUT: arrays and objects replace what was there, texts merge. */
+function merge(before: Stored, input: SettingsUpdate): Stored {
+  const { enabled: _e, logRetentionDays: _l, texts, categories, services, translations: _t, ...rest } = input;
+  return {
+    ...before,
+    ...rest,
+    primaryColor: (input.primaryColor ?? before.primaryColor).toLowerCase(),
+    texts: { ...before.texts, ...texts },
+    categories:
+      categories?.map((c) => ({
+        key: c.key,
+        label: c.label,
+        description: c.description ?? null,
+        required: c.required ?? false,
+        defaultEnabled: c.required ? true : (c.defaultEnabled ?? false),
+      })) ?? before.categories,
+    services:
+      services?.map((x) => ({
+        key: x.key,
+        name: x.name,
+        category: x.category,
+        description: x.description ?? null,
+        cookies: (x.cookies ?? []).map((k) => ({ name: k.name, duration: k.duration, description: k.description ?? null })),
+      })) ?? before.services,
+  };
+}
+
+/** A partial update, checked whole (services against the resulting categories) before it is written. */
 export async function updateSettings(db: Db, siteId: string, input: SettingsUpdate): Promise<Settings> {
   const locales = input.translations ? await getSiteLocales(db, siteId) : null;
   if (input.categories) uniqueKeys(input.categories, 'categories');
   if (input.services) uniqueKeys(input.services, 'services');
   if (input.styleOverrides) checkStyle(input.styleOverrides);
   return db.transaction().execute(async (tx) => {
-    const row = await repo.findSettingsForUpdate(tx, siteId);
-    const current = settingsOf(row ?? {});
-    const { enabled, logRetentionDays, revision: _r, updatedAt: _u, ...before } = current;
-    const { enabled: nextEnabled, logRetentionDays: nextRetention, texts, categories, services, ...rest } = input;
-    const after: Stored = {
-      ...before,
-      ...rest,
-      primaryColor: (input.primaryColor ?? before.primaryColor).toLowerCase(),
-      texts: { ...before.texts, ...texts },
-      categories:
-        categories?.map((c) => ({
-          key: c.key,
-          label: c.label,
-          description: c.description ?? null,
-          required: c.required ?? false,
-          defaultEnabled: c.required ? true : (c.defaultEnabled ?? false),
-        })) ?? before.categories,
-      services:
-        services?.map((x) => ({
-          key: x.key,
-          name: x.name,
-          category: x.category,
-          description: x.description ?? null,
-          cookies: (x.cookies ?? []).map((k) => ({ name: k.name, duration: k.duration, description: k.description ?? null })),
-        })) ?? before.services,
-    };
+    const current = settingsOf((await repo.findSettingsForUpdate(tx, siteId)) ?? {});
+    const { enabled, logRetentionDays, revision, updatedAt: _u, ...before } = current;
+    const after = merge(before, input);
     const known = new Set(after.categories.map((c) => c.key));
     after.services.forEach((x, i) => {
       if (!known.has(x.category)) throw invalid('CONSENT_CATEGORY_UNKNOWN', `services[${i}].category`, `"${x.category}" is not one of the categories`);
@@ -303,9 +307,9 @@ export async function updateSettings(db: Db, siteId: string, input: SettingsUpda
     after.translations = input.translations && locales ? checkTranslations(input.translations, locales, after) : withoutRemovedKeys(before.translations, after);
     await repo.saveSettings(tx, {
       site_id: siteId,
-      enabled: nextEnabled ?? enabled,
-      revision: current.revision + (changesConsent(before, after) ? 1 : 0),
-      log_retention_days: nextRetention ?? logRetentionDays,
+      enabled: input.enabled ?? enabled,
+      revision: revision + (changesConsent(before, after) ? 1 : 0),
+      log_retention_days: input.logRetentionDays ?? logRetentionDays,
       settings: toJson(after),
       updated_at: now(),
     });
