@@ -116,4 +116,66 @@ describe.skipIf(!available)('the cookie banner in a real browser', () => {
     expect((await api.get('/v1/cookie-consent/stats?period=7d')).body).toMatchObject({ totalInteractions: 2, acceptAll: 1, rejectAll: 1 });
     await tab.close();
   }, 60_000);
+
+  it("maps layout, position, theme and mode to the library's banner", async () => {
+    const s = await createSiteWithToken(ctx.app, { domain: new URL(siteBase).host });
+    const api = client(ctx.app, s.token);
+    const key = (await api.get('/v1/site/info')).body.data.publicKey;
+    page = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Acme</title>
+      <script type="text/plain" data-category="analytics">window.analyticsRuns = (window.analyticsRuns || 0) + 1;</script>
+      <script src="${apiBase}/v1/public/cookie-consent/banner.js?siteKey=${key}"></script>`;
+    const show = async (settings: Record<string, unknown>) => {
+      expect((await api.put('/v1/cookie-consent/settings', { enabled: true, ...settings })).status).toBe(200);
+      await browser.clearCookies();
+      const tab = await browser.newPage();
+      // The config is cacheable for 5 minutes: each case must read the settings just saved.
+      const cdp = await browser.newCDPSession(tab);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      await tab.goto(siteBase);
+      await tab.locator('#cc-main .cm').waitFor({ state: 'visible', timeout: 10_000 });
+      return tab;
+    };
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ layout: 'banner', position: 'bottom' }, ['cm--bar', 'cm--bottom']],
+      [{ layout: 'banner', position: 'top' }, ['cm--bar', 'cm--top']],
+      [{ layout: 'modal', position: 'center' }, ['cm--box', 'cm--wide', 'cm--middle', 'cm--center']],
+      [{ layout: 'floating', position: 'bottom-left' }, ['cm--box', 'cm--bottom', 'cm--left']],
+      [{ layout: 'floating', position: 'bottom-right' }, ['cm--box', 'cm--bottom', 'cm--right']],
+    ];
+    for (const [settings, classes] of cases) {
+      const tab = await show({ mode: 'opt-in', theme: 'light', ...settings });
+      const className = String(await tab.evaluate("document.querySelector('#cc-main .cm').className"));
+      for (const c of classes) expect(className.split(' '), JSON.stringify(settings)).toContain(c);
+      // A modal keeps the page from being used until a choice is made.
+      expect(await tab.evaluate("document.documentElement.classList.contains('disable--interaction')")).toBe(settings.layout === 'modal');
+      expect(await tab.evaluate("document.documentElement.classList.contains('cc--darkmode')")).toBe(false);
+      await tab.close();
+    }
+    const dark = await show({ theme: 'dark', layout: 'banner' });
+    expect(await dark.evaluate("document.documentElement.classList.contains('cc--darkmode')")).toBe(true);
+    await dark.close();
+
+    // Opt-out: a category on by default runs before any choice.
+    const optOut = await show({
+      mode: 'opt-out',
+      theme: 'light',
+      categories: [
+        { key: 'necessary', label: 'Necessary', required: true },
+        { key: 'analytics', label: 'Analytics', defaultEnabled: true },
+      ],
+    });
+    await optOut.waitForFunction('window.analyticsRuns === 1', undefined, { timeout: 5000 });
+    await optOut.close();
+
+    // Notice-only: one button, no reject and no preferences; the choice is accept_all.
+    const notice = await show({ mode: 'notice-only', showRejectAll: true });
+    const modal = notice.locator('#cc-main .cm');
+    expect(await modal.locator('[data-role="necessary"]').count()).toBe(0);
+    expect(await modal.locator('[data-role="show"]').count()).toBe(0);
+    await modal.locator('[data-role="all"]').click();
+    for (let i = 0; i < 100 && (await api.get('/v1/cookie-consent/logs')).body.meta.total < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await api.get('/v1/cookie-consent/logs')).body.data.map((r: { action: string }) => r.action)).toEqual(['accept_all']);
+    await notice.close();
+  }, 90_000);
 });
