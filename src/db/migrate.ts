@@ -25,6 +25,7 @@ import * as m0023 from './migrations/0023_media_references.js';
 import * as m0024 from './migrations/0024_site_change_notify.js';
 import * as m0025 from './migrations/0025_content_bodies.js';
 import * as m0026 from './migrations/0026_users_roles.js';
+import * as m0027 from './migrations/0027_cookie_consent.js';
 import * as m0030 from './migrations/0030_seo_change_notify.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<
   '0024_site_change_notify': m0024,
   '0025_content_bodies': m0025,
   '0026_users_roles': m0026,
+  '0027_cookie_consent': m0027,
   '0030_seo_change_notify': m0030,
 };
 

@@ -18,6 +18,7 @@ import { mediaModule } from './media/media.routes.js';
 import { apiTokensModule } from './api-tokens/api-tokens.routes.js';
 import { usersModule } from './users/users.routes.js';
 import { rolesModule } from './roles/roles.routes.js';
+import { cookieConsentModule } from './cookie-consent/cookie-consent.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -39,6 +40,7 @@ export const MODULES: readonly AnyModule[] = [
   apiTokensModule,
   usersModule,
   rolesModule,
+  cookieConsentModule,
 ];
 
 /**

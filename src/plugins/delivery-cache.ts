@@ -15,6 +15,8 @@ declare module 'fastify' {
      * writes (hit counters). Site-key routes: off unless `true`.
      */
     deliveryCache?: boolean;
+    /** A write that changes nothing a cached read answers (a consent record): its site's cached answers stay. */
+    keepsDeliveryCache?: boolean;
   }
 }
 
@@ -189,7 +191,7 @@ export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsy
 export const forgetOnWrite =
   (cache: DeliveryCache) =>
   async (request: FastifyRequest): Promise<void> => {
-    if (!WRITE_METHODS.has(request.method)) return;
+    if (!WRITE_METHODS.has(request.method) || request.routeOptions.config.keepsDeliveryCache) return;
     const siteId = request.auth?.siteId ?? request.publicSite?.siteId;
     if (siteId) cache.changed(siteId);
   };

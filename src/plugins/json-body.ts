@@ -66,15 +66,17 @@ export function cleanStrings(body: unknown): AppError | null {
   return null;
 }
 
+type ContentTypeParser = Parameters<FastifyInstance['addContentTypeParser']>[2];
+
 /**
  * Fastify's JSON parser (prototype-poisoning checks included), after a nesting check on the raw
  * text and followed by the string rules above. Malformed JSON stays a 400 `INVALID_JSON`
- * (decisions H12); every rule on well-formed JSON is a 422 naming `body`.
+ * (decisions H12); every rule on well-formed JSON is a 422 naming `body`. Also for routes that
+ * take JSON sent as `text/plain` (beacons, which cannot set a JSON content type).
  */
-export function registerJsonParser(app: FastifyInstance): void {
+export function jsonTextParser(app: FastifyInstance): ContentTypeParser {
   const parse = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
+  return ((request: unknown, raw: unknown, done: (err: Error | null, body?: unknown) => void) => {
     const text = raw as string;
     if (text.length > MAX_JSON_DEPTH * 2 && nestsDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
@@ -82,11 +84,17 @@ export function registerJsonParser(app: FastifyInstance): void {
         undefined,
       );
     }
-    parse(request, text, (err: Error | null, body?: unknown) => {
+    parse(request as never, text, (err: Error | null, body?: unknown) => {
       if (err) return done(err, undefined);
       const invalid = cleanStrings(body);
       if (invalid) return done(invalid, undefined);
       done(null, body);
     });
-  });
+  }) as ContentTypeParser;
+}
+
+export function registerJsonParser(app: FastifyInstance): void {
+  const parser = jsonTextParser(app);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
 }

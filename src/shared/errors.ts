@@ -80,6 +80,12 @@ export const ERROR_CATALOG = {
   ROLE_IN_USE: { status: 409, message: 'Users hold this role: delete it with reassignTo=<roleId>.' },
   EMAIL_TAKEN: { status: 422, message: 'Another user of this site has this e-mail address.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
+  // Periods of stats (decisions A8)
+  DATE_RANGE_INVALID: { status: 422, message: 'Send either period or both startDate and endDate (real dates, start not after end).' },
+  DATE_RANGE_TOO_LONG: { status: 422, message: 'The date range may span at most 3,660 days.' },
+  // Cookie consent
+  COOKIE_CONSENT_DISABLED: { status: 409, message: 'Cookie consent is disabled for this site: no choices are recorded.' },
+  CONSENT_CATEGORY_UNKNOWN: { status: 422, message: 'The category is not one of the configured cookie categories.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
