@@ -7,7 +7,7 @@ import { createSite, getSite, listAllSites, ownerOf, findUser } from './modules/
 import { createToken, listTokens, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
 import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
-import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
+import { reencryptSecrets } from './shared/encrypted-columns.js';
 
 /**
  * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
@@ -118,7 +118,7 @@ tokens
     print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
   });
 
-const secrets = program.command('secrets').description('secrets stored encrypted (webhook signing secrets)');
+const secrets = program.command('secrets').description('secrets stored encrypted (webhook secrets, the captcha secret, search-console credentials)');
 secrets
   .command('rotate')
   .description('re-encrypt every stored secret under CAIRN_SECRET_KEY (older keys in CAIRN_SECRET_KEY_PREVIOUS)')
@@ -128,7 +128,13 @@ secrets
     const { box, source } = loadSecretBox(config.secrets, config.dataDir);
     const result = await withDatabase((d) => reencryptSecrets(d.db, box));
     const from = source === 'env' ? 'CAIRN_SECRET_KEY' : path.join(config.dataDir, KEY_FILE);
-    print(!!opts.json, { ...result, keyId: box.keyId }, `Re-encrypted ${result.rotated} of ${result.checked} webhooks under key ${box.keyId} (${from}).`);
+    print(
+      !!opts.json,
+      { ...result, keyId: box.keyId },
+      `Re-encrypted ${result.rotated} of ${result.checked} stored secrets (${Object.entries(result.tables)
+        .map(([t, n]) => `${t}: ${n.rotated}/${n.checked}`)
+        .join(', ')}) under key ${box.keyId} (${from}).`,
+    );
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
