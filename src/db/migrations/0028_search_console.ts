@@ -32,6 +32,8 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     // When the scheduler queues the next sync; null while one is queued or running, or after a refusal.
     .addColumn('next_sync_at', c.timestamp)
     .addColumn('indexing_submitted_until', c.timestamp)
+    // The last day the period snapshots (search_period_keys) were built for; null while they are rebuilt.
+    .addColumn('periods_through', 'text')
     .execute();
   await db.schema.createIndex('search_connections_next_idx').on('search_connections').column('next_sync_at').execute();
 
@@ -63,6 +65,23 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       ${pg ? sql`primary key (site_id, kind, date, key_id) include (clicks, impressions, position_sum)` : sql`primary key (site_id, kind, date, key_id)`}
     ) ${pg ? sql`` : sql`without rowid`}`.execute(db);
 
+  // Each key's sums for each named period ending at the last synced day, and for the period just
+  // before: rebuilt by every sync, so a change list is one indexed read of a page, not an
+  // aggregation of months of daily rows.
+  await db.schema
+    .createTable('search_period_keys')
+    .addColumn('site_id', 'text', (col) => col.notNull().references('sites.id').onDelete('cascade'))
+    .addColumn('period', 'text', (col) => col.notNull())
+    .addColumn('kind', 'text', (col) => col.notNull())
+    .addColumn('key_id', 'integer', (col) => col.notNull())
+    .addColumn('clicks', 'integer', (col) => col.notNull())
+    .addColumn('impressions', 'integer', (col) => col.notNull())
+    .addColumn('position_sum', c.real, (col) => col.notNull())
+    .addColumn('prev_clicks', 'integer', (col) => col.notNull())
+    .addColumn('prev_impressions', 'integer', (col) => col.notNull())
+    .addPrimaryKeyConstraint('search_period_keys_pk', ['site_id', 'period', 'kind', 'key_id'])
+    .execute();
+
   await c
     .serialId(db.schema.createTable('search_indexing_logs'))
     .addColumn('site_id', 'text', (col) => col.notNull().references('sites.id').onDelete('cascade'))
@@ -89,7 +108,15 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['content_links_out', 'search_indexing_logs', 'search_daily_rows', 'search_daily_totals', 'search_keys', 'search_connections']) {
+  for (const table of [
+    'content_links_out',
+    'search_indexing_logs',
+    'search_period_keys',
+    'search_daily_rows',
+    'search_daily_totals',
+    'search_keys',
+    'search_connections',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

@@ -105,6 +105,7 @@ export async function connect(deps: { db: Db; secrets: SecretBox; google: Google
       backfilled_from: before?.property_url === input.propertyUrl ? before.backfilled_from : null,
       next_sync_at: null,
       indexing_submitted_until: before?.indexing_submitted_until ?? at,
+      periods_through: before?.property_url === input.propertyUrl ? before.periods_through : null,
     });
     await queueSync(tx, siteId, at);
   });

@@ -7,6 +7,24 @@ import * as repo from './search-console.repository.js';
 
 export const PERIODS = ['7d', '28d', '30d', '90d', '3m', '6m', '12m', '16m'] as const;
 export type Period = (typeof PERIODS)[number];
+/** The console's own default. */
+const DEFAULT_PERIOD: Period = '28d';
+
+/**
+ * Rebuilds the snapshot of every named period ending at `through` (each key's sums in the period
+ * and the one before), so the change lists read one row per key. Readers use the daily rows
+ * while it is rebuilt (periods_through is null until it is done).
+ */
+export async function rebuildSnapshots(db: Db, siteId: string, through: string): Promise<void> {
+  await repo.updateConnection(db, siteId, { periods_through: null });
+  for (const period of PERIODS) {
+    const { current, previous } = resolveWindows({ period }, through)!;
+    for (const kind of ['query', 'page'] as const) {
+      await repo.rebuildPeriod(db, siteId, period, kind, { prevStart: previous.start, curStart: current.start, curEnd: current.end });
+    }
+  }
+  await repo.updateConnection(db, siteId, { periods_through: through });
+}
 
 export interface PeriodQuery {
   period?: Period;
@@ -56,7 +74,7 @@ export function resolveWindows(query: PeriodQuery, dataThrough: string | null, n
     current = { start: query.startDate, end: query.endDate };
   } else {
     if (!dataThrough) return null;
-    const period = query.period ?? '28d';
+    const period = query.period ?? DEFAULT_PERIOD;
     const n = Number(period.slice(0, -1));
     const start = period.endsWith('d') ? addDays(dataThrough, 1 - n) : addDays(addMonths(dataThrough, -n), 1);
     current = { start, end: dataThrough };
@@ -70,14 +88,16 @@ export function resolveWindows(query: PeriodQuery, dataThrough: string | null, n
  * The states of decisions SC4/SC5: no connection is 409; a refused connection with nothing synced
  * is 424 with its error; otherwise the stored rows answer (zeros while the first sync runs).
  */
-async function dataThrough(db: Db, siteId: string): Promise<string | null> {
+async function syncedState(db: Db, siteId: string): Promise<{ through: string | null; snapshotCurrent: boolean }> {
   const conn = await requireConnection(db, siteId);
   const { through } = await repo.dataRange(db, siteId);
   if (!through && conn.status === 'error') {
     throw new AppError('integration_failed', { message: `The search console refused the credentials and nothing is synced: ${conn.last_error}` });
   }
-  return through;
+  return { through, snapshotCurrent: through !== null && conn.periods_through === through };
 }
+
+const dataThrough = async (db: Db, siteId: string) => (await syncedState(db, siteId)).through;
 
 export async function overview(db: Db, siteId: string, query: PeriodQuery) {
   const through = await dataThrough(db, siteId);
@@ -106,10 +126,12 @@ export async function overview(db: Db, siteId: string, query: PeriodQuery) {
  * 0; -100 for a key with no clicks now), ordered by the change, ties by clicks then key.
  */
 export async function changes(db: Db, siteId: string, kind: repo.SearchKind, direction: 'up' | 'down', query: ListQuery) {
-  const through = await dataThrough(db, siteId);
+  const { through, snapshotCurrent } = await syncedState(db, siteId);
   const windows = resolveWindows(query, through);
   if (!windows) return { data: [], meta: pageMeta(0, query.page, query.limit) };
+  const named = query.startDate === undefined && query.endDate === undefined;
   const params = {
+    period: named && snapshotCurrent ? (query.period ?? DEFAULT_PERIOD) : null,
     kind,
     direction,
     prevStart: windows.previous.start,

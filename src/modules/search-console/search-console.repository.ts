@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
+import { addDays } from './search-console.dates.js';
 
 export interface SearchConnectionsTable {
   site_id: string;
@@ -15,6 +16,7 @@ export interface SearchConnectionsTable {
   backfilled_from: string | null;
   next_sync_at: Timestamp | null;
   indexing_submitted_until: Timestamp | null;
+  periods_through: string | null;
 }
 
 export type SearchKind = 'query' | 'page';
@@ -44,6 +46,18 @@ export interface SearchDailyRowsTable {
   position_sum: number;
 }
 
+export interface SearchPeriodKeysTable {
+  site_id: string;
+  period: string;
+  kind: SearchKind;
+  key_id: number;
+  clicks: number;
+  impressions: number;
+  position_sum: number;
+  prev_clicks: number;
+  prev_impressions: number;
+}
+
 export interface SearchIndexingLogsTable {
   id: AutoId;
   site_id: string;
@@ -68,6 +82,7 @@ declare module '../../db/types.js' {
     search_keys: SearchKeysTable;
     search_daily_totals: SearchDailyTotalsTable;
     search_daily_rows: SearchDailyRowsTable;
+    search_period_keys: SearchPeriodKeysTable;
     search_indexing_logs: SearchIndexingLogsTable;
     content_links_out: ContentLinksOutTable;
   }
@@ -96,7 +111,7 @@ export function updateConnection(db: Executor, siteId: string, changes: Partial<
 
 /** Deletes the connection and every synced row of the site. */
 export async function deleteConnection(db: Executor, siteId: string): Promise<boolean> {
-  for (const table of ['search_daily_rows', 'search_daily_totals', 'search_keys'] as const) {
+  for (const table of ['search_period_keys', 'search_daily_rows', 'search_daily_totals', 'search_keys'] as const) {
     await db.deleteFrom(table).where('site_id', '=', siteId).execute();
   }
   const result = await db.deleteFrom('search_connections').where('site_id', '=', siteId).executeTakeFirst();
@@ -248,39 +263,51 @@ export interface ChangeRow {
   total: number;
 }
 
-export interface ChangeQuery {
-  kind: SearchKind;
+export interface Windows {
   prevStart: string;
   curStart: string;
   curEnd: string;
+}
+
+export interface ChangeQuery extends Windows {
+  kind: SearchKind;
   direction: 'up' | 'down';
   minImpressions: number;
   limit: number;
   offset: number;
+  /** A named period whose snapshot is current: read it instead of the daily rows. */
+  period: string | null;
 }
 
+/** Each key's sums in the current and the previous window, from the daily rows of `from`..`to` (within the windows). */
+const windowSums = (siteId: string, kind: SearchKind, w: Windows, from: string, to: string) => {
+  const cur = (col: string) => sql`sum(case when date >= ${w.curStart} then ${sql.ref(col)} else 0 end)`;
+  const prev = (col: string) => sql`sum(case when date < ${w.curStart} then ${sql.ref(col)} else 0 end)`;
+  return sql`select key_id, ${cur('clicks')} as clicks, ${cur('impressions')} as impressions, ${cur('position_sum')} as position_sum,
+      ${prev('clicks')} as prev_clicks, ${prev('impressions')} as prev_impressions
+    from search_daily_rows
+    where site_id = ${siteId} and kind = ${kind} and date >= ${from} and date <= ${to}
+    group by key_id`;
+};
+
 /**
- * One page of keys whose clicks changed between two adjacent periods, with the total count: one
- * pass over the primary key's date range (both periods), grouped by key id, then only the keys
- * that qualify are joined to their text for the tie order.
+ * One page of keys whose clicks changed between two adjacent windows, with the total count. The
+ * sums come from the period snapshot when it is current (one read of the site's keys), else from
+ * one pass over the daily rows of both windows; only the keys that qualify are joined to their
+ * text for the tie order.
  */
 export async function changedKeys(db: Executor, siteId: string, q: ChangeQuery): Promise<ChangeRow[]> {
-  const cur = (col: string) => sql`sum(case when date >= ${q.curStart} then ${sql.ref(col)} else 0 end)`;
-  const prev = (col: string) => sql`sum(case when date < ${q.curStart} then ${sql.ref(col)} else 0 end)`;
-  const filter = q.direction === 'up' ? sql`a.cur_clicks > a.prev_clicks` : sql`a.cur_clicks < a.prev_clicks`;
-  const order = q.direction === 'up' ? sql`change desc, a.cur_clicks desc, k.key` : sql`change asc, k.key`;
+  const sums = q.period
+    ? sql`select key_id, clicks, impressions, position_sum, prev_clicks, prev_impressions from search_period_keys
+        where site_id = ${siteId} and period = ${q.period} and kind = ${q.kind}`
+    : windowSums(siteId, q.kind, q, q.prevStart, q.curEnd);
+  const filter = q.direction === 'up' ? sql`a.clicks > a.prev_clicks` : sql`a.clicks < a.prev_clicks`;
+  const order = q.direction === 'up' ? sql`change desc, a.clicks desc, k.key` : sql`change asc, k.key`;
   const { rows } = await sql<ChangeRow>`
-    select k.key, a.cur_clicks as clicks, a.cur_impressions as impressions, a.cur_position_sum as position_sum,
-      a.cur_clicks - a.prev_clicks as change, a.prev_clicks, count(*) over () as total
-    from (
-      select key_id, ${cur('clicks')} as cur_clicks, ${cur('impressions')} as cur_impressions,
-        ${cur('position_sum')} as cur_position_sum, ${prev('clicks')} as prev_clicks, ${prev('impressions')} as prev_impressions
-      from search_daily_rows
-      where site_id = ${siteId} and kind = ${q.kind} and date >= ${q.prevStart} and date <= ${q.curEnd}
-      group by key_id
-    ) a
+    select k.key, a.clicks, a.impressions, a.position_sum, a.clicks - a.prev_clicks as change, a.prev_clicks, count(*) over () as total
+    from (${sums}) a
     join search_keys k on k.id = a.key_id and k.site_id = ${siteId}
-    where ${filter} and (a.cur_impressions >= ${q.minImpressions} or a.prev_impressions >= ${q.minImpressions})
+    where ${filter} and (a.impressions >= ${q.minImpressions} or a.prev_impressions >= ${q.minImpressions})
     order by ${order}
     limit ${q.limit} offset ${q.offset}`.execute(db);
   return rows;
@@ -290,6 +317,27 @@ export async function changedKeys(db: Executor, siteId: string, q: ChangeQuery):
 export async function countChangedKeys(db: Executor, siteId: string, q: ChangeQuery): Promise<number> {
   const rows = await changedKeys(db, siteId, { ...q, limit: 1, offset: 0 });
   return rows.length ? Number(rows[0]!.total) : 0;
+}
+
+/** Days a snapshot statement reads at most: long periods are summed in slices, so no statement holds SQLite long. */
+const SNAPSHOT_SLICE_DAYS = 45;
+
+/** Rebuilds a named period's snapshot of one kind: each key's sums in its two windows, added up slice by slice. */
+export async function rebuildPeriod(db: Executor, siteId: string, period: string, kind: SearchKind, w: Windows): Promise<void> {
+  await db.deleteFrom('search_period_keys').where('site_id', '=', siteId).where('period', '=', period).where('kind', '=', kind).execute();
+  for (let from = w.prevStart; from <= w.curEnd; from = addDays(from, SNAPSHOT_SLICE_DAYS)) {
+    const last = addDays(from, SNAPSHOT_SLICE_DAYS - 1);
+    const to = last < w.curEnd ? last : w.curEnd;
+    await sql`insert into search_period_keys (site_id, period, kind, key_id, clicks, impressions, position_sum, prev_clicks, prev_impressions)
+      select ${siteId}, ${period}, ${kind}, s.key_id, s.clicks, s.impressions, s.position_sum, s.prev_clicks, s.prev_impressions
+      from (${windowSums(siteId, kind, w, from, to)}) s where true
+      on conflict (site_id, period, kind, key_id) do update set
+        clicks = search_period_keys.clicks + excluded.clicks,
+        impressions = search_period_keys.impressions + excluded.impressions,
+        position_sum = search_period_keys.position_sum + excluded.position_sum,
+        prev_clicks = search_period_keys.prev_clicks + excluded.prev_clicks,
+        prev_impressions = search_period_keys.prev_impressions + excluded.prev_impressions`.execute(db);
+  }
 }
 
 // ---- links the site's own contents and page blocks make ----

@@ -3,6 +3,7 @@ import type { JobHandler, WorkerTask } from '../../jobs/worker.js';
 import type { Config } from '../../config.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { queueSync } from './search-console.connection.js';
+import { rebuildSnapshots } from './search-console.reports.js';
 import { addDays, addMonths, HISTORY_MONTHS, laterDay, pacificDay } from './search-console.dates.js';
 import {
   type AnalyticsRow,
@@ -94,6 +95,8 @@ export async function syncSite(deps: SyncDeps, siteId: string, now = new Date())
       await syncRange(deps, siteId, fetch, from, addDays(backfilledFrom, -1));
       backfilledFrom = from;
     }
+    const stored = (await repo.dataRange(deps.db, siteId)).through;
+    if (stored) await rebuildSnapshots(deps.db, siteId, stored);
     const more = backfilledFrom > earliest;
     await repo.updateConnection(deps.db, siteId, {
       status: 'ok',

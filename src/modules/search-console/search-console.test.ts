@@ -309,6 +309,18 @@ describe('search console: the numbers (decisions SC3)', () => {
     });
   });
 
+  it('answers the same from the period snapshot (period=7d) as from the daily rows (the same 7 days as dates)', async () => {
+    const { api } = await fixtureSite();
+    const snapshot = await db().selectFrom('search_period_keys').select('period').distinct().where('site_id', '=', api.siteId).execute();
+    expect(snapshot.map((r) => r.period).sort()).toEqual(['12m', '16m', '28d', '30d', '3m', '6m', '7d', '90d']);
+    for (const list of ['growing-queries', 'lost-queries', 'growing-pages', 'declining-pages']) {
+      const named = await api.get(`/v1/integrations/search/${list}?period=7d&limit=3`);
+      const dated = await api.get(`/v1/integrations/search/${list}?startDate=${day(6)}&endDate=${D}&limit=3`);
+      expect(named.body.data.length, list).toBeGreaterThan(0);
+      expect(dated.body, list).toEqual(named.body);
+    }
+  });
+
   it('growing and declining pages', async () => {
     const { api } = await fixtureSite();
     expect((await api.get('/v1/integrations/search/growing-pages?period=7d')).body.data).toEqual([
