@@ -136,7 +136,7 @@ async function main() {
     process.stdout.write(`Period snapshots (8 periods x queries and pages) rebuilt in ${((performance.now() - t0) / 1000).toFixed(1)} s\n\n`);
     const config = loadConfig(
       { LOG_LEVEL: 'silent', CAIRN_DATA_DIR: dir, CAIRN_SECRET_KEY: 'b'.repeat(64) },
-      { databaseUrl: file, worker: { enabled: false, pollMs: 1000 } },
+      { databaseUrl: file, worker: { enabled: false, pollMs: 1000 }, rateLimit: { max: 1_000_000, publicMax: 1_000_000, windowMs: 60_000 } },
     );
     const app = await createApp(config, { logger: false });
     await app.ready();

@@ -32,6 +32,8 @@ export function addMonths(day: string, months: number): string {
 
 /** The later of two days. */
 export const laterDay = (a: string, b: string): string => (a > b ? a : b);
+/** The earlier of two days. */
+export const earlierDay = (a: string, b: string): string => (a < b ? a : b);
 
 /** Days from `from` to `to`, both included. */
 export const daysBetween = (from: string, to: string): number => Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
-import { addDays } from './search-console.dates.js';
+import { addDays, earlierDay } from './search-console.dates.js';
 
 export interface SearchConnectionsTable {
   site_id: string;
@@ -326,8 +326,7 @@ const SNAPSHOT_SLICE_DAYS = 45;
 export async function rebuildPeriod(db: Executor, siteId: string, period: string, kind: SearchKind, w: Windows): Promise<void> {
   await db.deleteFrom('search_period_keys').where('site_id', '=', siteId).where('period', '=', period).where('kind', '=', kind).execute();
   for (let from = w.prevStart; from <= w.curEnd; from = addDays(from, SNAPSHOT_SLICE_DAYS)) {
-    const last = addDays(from, SNAPSHOT_SLICE_DAYS - 1);
-    const to = last < w.curEnd ? last : w.curEnd;
+    const to = earlierDay(addDays(from, SNAPSHOT_SLICE_DAYS - 1), w.curEnd);
     await sql`insert into search_period_keys (site_id, period, kind, key_id, clicks, impressions, position_sum, prev_clicks, prev_impressions)
       select ${siteId}, ${period}, ${kind}, s.key_id, s.clicks, s.impressions, s.position_sum, s.prev_clicks, s.prev_impressions
       from (${windowSums(siteId, kind, w, from, to)}) s where true
