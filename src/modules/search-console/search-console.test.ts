@@ -504,7 +504,7 @@ describe('search console: the sync (decisions SC2)', () => {
 });
 
 describe('search console: links (decisions SC4)', () => {
-  it("counts the links of the site's own published contents: distinct records per target, internal on the domain, drafts left out", async () => {
+  it("counts the links of the site's own published contents and page blocks: distinct records per target, internal on the domain, drafts and global blocks left out", async () => {
     const api = await ctx.site();
     await connect(api);
     const post = async (slug: string, body: string, status = 'published') => {
@@ -515,12 +515,22 @@ describe('search console: links (decisions SC4)', () => {
     await post('one', '[GitHub](https://github.com/acme) and [again](https://github.com/acme#readme) and [pricing](/pricing)');
     await post('two', '[GitHub](https://github.com/acme), [docs](https://docs.example.org/x) and [us](https://example.test/pricing#plans)');
     await post('three', '[GitHub](https://github.com/acme) only in a draft', 'draft');
+    // Page blocks count once published; global blocks never.
+    const blockWith = async (name: string, type: 'page' | 'global', publish: boolean) => {
+      const slug = (await api.post('/v1/site-blocks', { name, type, ...(type === 'page' ? { path: `/${name}` } : {}), schema: [{ name: 'cta', type: 'url' }] }))
+        .body.data.slug;
+      expect((await api.put(`/v1/site-blocks/${slug}/data`, { data: { cta: 'https://github.com/acme' } })).status).toBe(200);
+      if (publish) expect((await api.post(`/v1/site-blocks/${slug}/publish`)).status).toBe(200);
+    };
+    await blockWith('landing', 'page', true);
+    await blockWith('unpublished', 'page', false);
+    await blockWith('footer', 'global', true);
     const res = await api.get('/v1/integrations/search/links?period=90d');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: {
         externalLinks: [
-          { targetUrl: 'https://github.com/acme', count: 2 },
+          { targetUrl: 'https://github.com/acme', count: 3 },
           { targetUrl: 'https://docs.example.org/x', count: 1 },
         ],
         internalLinks: [{ targetUrl: 'https://example.test/pricing', count: 2 }],
