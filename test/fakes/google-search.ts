@@ -214,7 +214,7 @@ async function main() {
   const fake = await new FakeGoogle().start(Number(process.env.FAKE_GOOGLE_PORT ?? 4580));
   const property = process.env.FAKE_GOOGLE_PROPERTY ?? 'sc-domain:example.test';
   fake.properties.set(property, 'siteOwner');
-  const keyFile = path.join(os.tmpdir(), 'cairn-fake-service-account.json');
+  const keyFile = path.join(os.tmpdir(), `cairn-fake-service-account-${process.pid}.json`);
   writeFileSync(keyFile, JSON.stringify(fake.serviceAccount('cairn@fake.iam.gserviceaccount.com'), null, 2));
   const today = new Date();
   for (let i = 1; i <= 60; i++) {
