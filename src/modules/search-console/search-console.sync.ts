@@ -46,10 +46,10 @@ const metrics = (r: AnalyticsRow) => ({ clicks: r.clicks, impressions: r.impress
  * totals, anonymised queries included); then, newest first, each such day's query and page rows,
  * every page of them, replaced in one transaction per day.
  */
-async function syncRange(deps: SyncDeps, siteId: string, fetch: { token: string; property: string; pace: () => Promise<void> }, from: string, to: string) {
+async function syncRange(deps: SyncDeps, siteId: string, source: { token: string; property: string; pace: () => Promise<void> }, from: string, to: string) {
   if (from > to) return;
   const read = (dimension: 'date' | 'query' | 'page', startDate: string, endDate: string) =>
-    queryAll(deps.config, fetch.token, fetch.property, { startDate, endDate, dimension }, { maxRows: deps.config.maxRowsPerDay, pace: fetch.pace });
+    queryAll(deps.config, source.token, source.property, { startDate, endDate, dimension }, { maxRows: deps.config.maxRowsPerDay, pace: source.pace });
   const days = (await read('date', from, to)).sort((a, b) => (a.keys[0]! < b.keys[0]! ? 1 : -1));
   for (const total of days) {
     const date = total.keys[0]!;
@@ -82,17 +82,17 @@ export async function syncSite(deps: SyncDeps, siteId: string, now = new Date())
   const yesterday = addDays(today, -1);
   try {
     const token = await accessToken(deps.config, credentials, READ_SCOPE);
-    const fetch = { token, property: conn.property_url, pace: pacer(deps.config.requestsPerSecond) };
+    const source = { token, property: conn.property_url, pace: pacer(deps.config.requestsPerSecond) };
     const { through } = await repo.dataRange(deps.db, siteId);
     const recentFrom = through ? addDays(through, -REFETCH_DAYS) : addDays(today, -BACKFILL_CHUNK_DAYS);
     const recentStart = laterDay(recentFrom, earliest);
-    await syncRange(deps, siteId, fetch, recentStart, yesterday);
+    await syncRange(deps, siteId, source, recentStart, yesterday);
     let backfilledFrom = conn.backfilled_from && conn.backfilled_from < recentStart ? conn.backfilled_from : recentStart;
     await repo.updateConnection(deps.db, siteId, { backfilled_from: backfilledFrom });
     if (backfilledFrom > earliest) {
       const chunkFrom = addDays(backfilledFrom, -BACKFILL_CHUNK_DAYS);
       const from = laterDay(chunkFrom, earliest);
-      await syncRange(deps, siteId, fetch, from, addDays(backfilledFrom, -1));
+      await syncRange(deps, siteId, source, from, addDays(backfilledFrom, -1));
       backfilledFrom = from;
     }
     const stored = (await repo.dataRange(deps.db, siteId)).through;
