@@ -9,7 +9,7 @@ import { createUser, findUser, listUsers, ownerOf, setOwner } from './modules/us
 import { listRoles, roleFor, roleScopes } from './modules/roles/roles.service.js';
 import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
-import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
+import { reencryptSecrets } from './shared/encrypted-columns.js';
 
 /**
  * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
@@ -186,7 +186,7 @@ roles
     print(!!opts.json, { data: list }, list.map((r) => `${r.id}  ${r.slug}  ${r.scopes.length} scopes  ${r.userCount} users  ${r.name}`).join('\n'));
   });
 
-const secrets = program.command('secrets').description('secrets stored encrypted (webhook signing secrets)');
+const secrets = program.command('secrets').description('secrets stored encrypted (webhook secrets, the captcha secret, search-console credentials)');
 secrets
   .command('rotate')
   .description('re-encrypt every stored secret under CAIRN_SECRET_KEY (older keys in CAIRN_SECRET_KEY_PREVIOUS)')
@@ -196,7 +196,13 @@ secrets
     const { box, source } = loadSecretBox(config.secrets, config.dataDir);
     const result = await withDatabase((d) => reencryptSecrets(d.db, box));
     const from = source === 'env' ? 'CAIRN_SECRET_KEY' : path.join(config.dataDir, KEY_FILE);
-    print(!!opts.json, { ...result, keyId: box.keyId }, `Re-encrypted ${result.rotated} of ${result.checked} webhooks under key ${box.keyId} (${from}).`);
+    print(
+      !!opts.json,
+      { ...result, keyId: box.keyId },
+      `Re-encrypted ${result.rotated} of ${result.checked} stored secrets (${Object.entries(result.tables)
+        .map(([t, n]) => `${t}: ${n.rotated}/${n.checked}`)
+        .join(', ')}) under key ${box.keyId} (${from}).`,
+    );
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

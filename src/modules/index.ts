@@ -19,6 +19,7 @@ import { apiTokensModule } from './api-tokens/api-tokens.routes.js';
 import { usersModule } from './users/users.routes.js';
 import { rolesModule } from './roles/roles.routes.js';
 import { cookieConsentModule } from './cookie-consent/cookie-consent.routes.js';
+import { searchConsoleModule } from './search-console/search-console.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -41,6 +42,7 @@ export const MODULES: readonly AnyModule[] = [
   usersModule,
   rolesModule,
   cookieConsentModule,
+  searchConsoleModule,
 ];
 
 /**

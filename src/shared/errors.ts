@@ -53,6 +53,9 @@ export const ERROR_CATALOG = {
   WEBHOOK_INACTIVE: { status: 409, message: 'The webhook is inactive: enable it (PUT isActive: true) first.' },
   // Integrations (decisions A2): the spec names this code in lower case.
   integration_not_connected: { status: 409, message: 'No search console is connected to this site.' },
+  integration_failed: { status: 424, message: 'The search console could not be reached, and nothing is synced yet.' },
+  SEARCH_CONSOLE_AUTH_FAILED: { status: 422, message: "Google's token endpoint refused the credentials." },
+  SEARCH_CONSOLE_PROPERTY_DENIED: { status: 422, message: 'The credentials have no verified access to this search-console property.' },
   // Redirects
   SOURCE_PATH_TAKEN: { status: 422, message: 'A redirect with this source path already exists.' },
   SOURCE_PATH_INVALID: { status: 422, message: 'An exact source path must start with / (a path on the site, without its query string).' },

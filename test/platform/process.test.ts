@@ -110,7 +110,12 @@ describe('cairn secrets rotate', () => {
 
     const env = { DATABASE_URL: file, CAIRN_SECRET_KEY: newKey, CAIRN_SECRET_KEY_PREVIOUS: oldKey };
     const first = JSON.parse((await cli(env, 'secrets', 'rotate', '--json')).stdout);
-    expect(first).toEqual({ rotated: 1, checked: 1, keyId: keyId(parseKey(newKey, 'new')) });
+    expect(first).toEqual({
+      rotated: 1,
+      checked: 1,
+      tables: { webhooks: { rotated: 1, checked: 1 }, spam_settings: { rotated: 0, checked: 0 }, search_connections: { rotated: 0, checked: 0 } },
+      keyId: keyId(parseKey(newKey, 'new')),
+    });
     expect(JSON.parse((await cli(env, 'secrets', 'rotate', '--json')).stdout)).toMatchObject({ rotated: 0, checked: 1 });
     // A key that opens nothing stored: the command fails and names what is missing.
     await expect(cli({ DATABASE_URL: file, CAIRN_SECRET_KEY: randomBytes(32).toString('hex') }, 'secrets', 'rotate', '--json')).rejects.toMatchObject({

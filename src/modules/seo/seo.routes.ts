@@ -16,6 +16,7 @@ import { renderRobots } from './seo.robots.js';
 import { seoFields } from './seo.resource.js';
 import * as service from './seo.service.js';
 import { absoluteUrl, loadUrlContext } from './seo.urls.js';
+import * as searchIndexing from '../search-console/search-console.indexing.js';
 
 const tags = ['SEO'];
 const SeoSettingsRef = ref(named('SeoSettings', seoFields.response()));
@@ -40,9 +41,6 @@ const SubmissionStats = named(
   Type.Object({ total: Type.Integer(), success: Type.Integer(), failed: Type.Integer(), lastSubmittedAt: Type.Union([Type.String(), Type.Null()]) }),
 );
 const IndexNowTest = Type.Object({ status: Type.String(), url: Type.String(), responseCode: Type.Union([Type.Integer(), Type.Null()]) });
-const notConnected = async () => {
-  throw new AppError('integration_not_connected', { message: 'Connect a search console to this site first; search indexing logs and stats need it.' });
-};
 
 async function robotsFor(db: Executor, siteId: string): Promise<string> {
   const [settings, urls] = await Promise.all([service.getSettings(db, siteId), loadUrlContext(db, siteId)]);
@@ -162,25 +160,37 @@ export const seoModule: AppModule<OutputCache> = {
       async (req) => indexNow.indexNowStats(db, req.auth.siteId),
     );
 
-    for (const [path, operationId] of [
-      ['/seo/search-indexing/logs', 'listSearchIndexingLogs'],
-      ['/seo/search-indexing/stats', 'searchIndexingStats'],
-    ] as const) {
-      app.get(
-        path,
-        {
-          config: { scope: 'seo.view' },
-          schema: {
-            tags,
-            operationId,
-            summary: path.endsWith('logs') ? 'Search-console indexing submissions' : 'Search-console indexing counts',
-            description: 'Answers 409 `integration_not_connected` until a search console is connected (decisions A2); none can be connected yet.',
-            response: { 409: { $ref: 'Error#' } },
-          },
+    const indexingDoc =
+      'Indexing API notifications sent for published and changed contents (at most `SEARCH_INDEXING_DAILY_QUOTA` a Pacific day) once `searchIndexingEnabled` is on. Google restricts this API to job-posting and live-stream pages. 409 `integration_not_connected` until a search console is connected (decisions A2, SC6).';
+    app.get(
+      '/seo/search-indexing/logs',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags,
+          operationId: 'listSearchIndexingLogs',
+          summary: 'Search-console indexing submissions, one row per URL, newest first',
+          description: indexingDoc,
+          querystring: listQuerySchema(['submitted_at'], {}),
+          response: { 200: Paginated(ref(searchIndexing.IndexingLog)), 409: { $ref: 'Error#' } },
         },
-        notConnected,
-      );
-    }
+      },
+      async (req) => searchIndexing.indexingLogs(db, req.auth.siteId, req.query),
+    );
+    app.get(
+      '/seo/search-indexing/stats',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags,
+          operationId: 'searchIndexingStats',
+          summary: 'Search-console indexing counts (a bare object)',
+          description: indexingDoc,
+          response: { 200: ref(SubmissionStats), 409: { $ref: 'Error#' } },
+        },
+      },
+      async (req) => searchIndexing.indexingStats(db, req.auth.siteId),
+    );
 
     app.get(
       '/public/indexnow/:key.txt',

@@ -237,22 +237,3 @@ export async function deleteFinishedDeliveries(db: Executor, cutoff: string, lim
   const result = await db.deleteFrom('webhook_deliveries').where('id', 'in', oldest).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-
-// ---- secrets at rest (every site: `cairn secrets rotate`) ----
-
-/** The stored secrets of up to `limit` webhooks after `afterId`, by id. */
-export function secretsAfter(db: Executor, afterId: number, limit: number) {
-  return db.selectFrom('webhooks').select(['id', 'site_id', 'secret', 'previous_secret']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
-}
-
-/** Rewrites a webhook's stored secrets, only if they are still what was read (a rotation through the API meanwhile wins). */
-export async function replaceSecrets(
-  db: Executor,
-  row: { id: number; site_id: string; secret: string; previous_secret: string | null },
-  next: { secret: string; previous_secret: string | null },
-): Promise<boolean> {
-  let q = db.updateTable('webhooks').set(next).where('site_id', '=', row.site_id).where('id', '=', row.id).where('secret', '=', row.secret);
-  q = row.previous_secret === null ? q.where('previous_secret', 'is', null) : q.where('previous_secret', '=', row.previous_secret);
-  const result = await q.executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}

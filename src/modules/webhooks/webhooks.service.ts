@@ -146,28 +146,3 @@ export async function redeliver(db: Db, siteId: string, webhookId: number, deliv
   await repo.updateDelivery(db, Number(row.id), { status: 'pending', cycle_attempts: 0, next_attempt_at: at, updated_at: at });
   return getDelivery(db, siteId, webhookId, deliveryId);
 }
-
-/**
- * Re-encrypts every stored webhook secret that is not under the current server key (written in
- * clear before encryption, or under a key now in CAIRN_SECRET_KEY_PREVIOUS): the second step of
- * a key rotation (decisions H25). Returns how many webhooks were rewritten. Safe to run again,
- * and beside running servers that already hold the new key.
- */
-export async function reencryptSecrets(db: Db, secrets: SecretBox): Promise<{ rotated: number; checked: number }> {
-  let afterId = 0;
-  let rotated = 0;
-  let checked = 0;
-  for (;;) {
-    const rows = await repo.secretsAfter(db, afterId, 500);
-    if (rows.length === 0) return { rotated, checked };
-    for (const row of rows) {
-      checked++;
-      afterId = Number(row.id);
-      const stale = secrets.isStale(row.secret) || (row.previous_secret !== null && secrets.isStale(row.previous_secret));
-      if (!stale) continue;
-      const reencrypt = (stored: string) => (secrets.isStale(stored) ? secrets.encrypt(secrets.decrypt(stored)) : stored);
-      const next = { secret: reencrypt(row.secret), previous_secret: row.previous_secret === null ? null : reencrypt(row.previous_secret) };
-      if (await repo.replaceSecrets(db, { ...row, id: Number(row.id) }, next)) rotated++;
-    }
-  }
-}
