@@ -7,7 +7,7 @@
  * Constraints no request can clash on (generated ids and keys, one settings row per site,
  * upserts) answer `UNIQUE_VIOLATION` on `body`, as does a primary key.
  */
-export type UniqueCode = 'SLUG_TAKEN' | 'NAME_TAKEN' | 'KEY_TAKEN' | 'PATH_TAKEN' | 'SOURCE_PATH_TAKEN' | 'UNIQUE_VIOLATION';
+export type UniqueCode = 'SLUG_TAKEN' | 'NAME_TAKEN' | 'KEY_TAKEN' | 'PATH_TAKEN' | 'SOURCE_PATH_TAKEN' | 'EMAIL_TAKEN' | 'UNIQUE_VIOLATION';
 
 export interface UniqueConstraint {
   /** The name PostgreSQL reports: the index name, or `<table>_<column>_key` for a unique column. */
@@ -48,6 +48,13 @@ export const UNIQUE_CONSTRAINTS: readonly UniqueConstraint[] = [
   taken('site_blocks_site_locale_path_uq', 'site_blocks', ['site_id', 'locale', 'path'], 'path', 'PATH_TAKEN'),
   taken('forms_site_locale_slug_uq', 'forms', ['site_id', 'locale', 'slug'], 'slug', 'SLUG_TAKEN'),
   taken('media_folders_name_uq', 'media_folders', ['site_id', 'parent_key', 'name_key'], 'name', 'NAME_TAKEN'),
+  // A role's slug is made from its name once, so two roles racing on a slug raced on a name.
+  taken('roles_site_slug_unique', 'roles', ['site_id', 'slug'], 'name', 'NAME_TAKEN'),
+  taken('users_site_email_unique', 'users', ['site_id', 'email'], 'email', 'EMAIL_TAKEN'),
+  // One owner a site (partial index on is_owner): only `cairn users set-owner` moves it.
+  internal('users_site_owner_unique', 'users', ['site_id']),
+  // Search-console dimension keys, upserted by the sync.
+  internal('search_keys_key_unique', 'search_keys', ['site_id', 'kind', 'key']),
 ];
 
 const byName = new Map(UNIQUE_CONSTRAINTS.map((c) => [c.name, c]));

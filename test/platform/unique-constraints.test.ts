@@ -103,6 +103,10 @@ describe('unique constraints (issue 29 item 4)', () => {
     // A folder name race answered KEY_TAKEN on SQLite and NAME_TAKEN on PostgreSQL before the table.
     await created(api, '/v1/media-folders', { name: 'Photos' });
     expectTaken(await duplicate('media_folders', 'site_id', site, { name: 'photos' }), 'NAME_TAKEN', 'name');
+    await created(api, '/v1/roles', { name: 'Reviewer', scopes: ['contents.view'] });
+    expectTaken(await duplicate('roles', 'site_id', site, { name: 'Reviewer 2' }), 'NAME_TAKEN', 'name');
+    const user = await created(api, '/v1/users', { fullName: 'Ada Lovelace', email: 'ada@example.com' });
+    expectTaken(await duplicate('users', 'site_id', site, { email: user.email, is_owner: TEST_DIALECT === 'postgres' ? false : 0 }), 'EMAIL_TAKEN', 'email');
     // A site's slug is chosen free by the service; a race on it is still a slug clash.
     expectTaken(await duplicate('sites', 'id', site, { public_key: `pk_${randomUUID()}` }), 'SLUG_TAKEN', 'slug');
   });
