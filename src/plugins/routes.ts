@@ -106,6 +106,7 @@ export function registerRouteGuard(
     // Outside /v1 (health, the API document, files at their public URLs): no token, no site key.
     if (!isApiRoute(route.url)) {
       if (scope !== 'public') throw new Error(`Route ${String(route.method)} ${route.url} is outside /v1, so its scope must be 'public'`);
+      if (route.schema) (route.schema as Record<string, unknown>).security = [];
       return;
     }
     const conditional = route.config?.conditionalScopes ?? [];

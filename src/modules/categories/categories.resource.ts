@@ -131,7 +131,7 @@ export const CategoryDetail = named(
   Type.Object({
     ...categoryFields.response().properties,
     parent: Nullable(Type.Object({ id: Type.Integer(), name: Type.String(), slug: Type.String() })),
-    effectiveSchema: Type.Union([FieldSchemaOut], { description: 'The schema contents of this category are validated against (own or inherited)' }),
+    effectiveSchema: { ...FieldSchemaOut, description: 'The schema contents of this category are validated against (own or inherited)' },
     contents: Type.Object({
       data: Type.Array(Type.Object({ id: Type.Integer(), title: Type.String(), slug: Type.String(), status: Type.String() })),
       meta: PageMeta,

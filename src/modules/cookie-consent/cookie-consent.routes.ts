@@ -94,7 +94,7 @@ function publicRoutes(app: App, db: Db) {
           operationId,
           summary: `The banner's ${file} (vanilla-cookieconsent 3, MIT${file.endsWith('.js') ? ", with Cairn's loader" : ''})`,
           description:
-            'Embed `<script src=".../v1/public/cookie-consent/banner.js?siteKey=pk_..." defer></script>`; gate tags with `type="text/plain" data-category="<key>"`. Strong ETag, cached for an hour.',
+            'Embed it with a `script` element, `src=".../v1/public/cookie-consent/banner.js?siteKey=pk_..."` and `defer`; gate tags with `type="text/plain" data-category="<key>"`. Strong ETag, cached for an hour.',
           querystring: PublicQuery,
           response: { 200: { description: contentType, type: 'string' }, 304: { description: 'Not modified', type: 'null' } },
         },

@@ -20,6 +20,9 @@ const tags = ['Forms'];
 const FormParams = Type.Object({ id: Id() });
 const SubmissionParams = Type.Object({ id: Id(), submissionId: Id() });
 const SubmissionRef = ref(submissions.Submission);
+/** A submission's values keyed by field name; the form's own fields decide what each must be. */
+const FormValuesBody = Type.Record(Type.String(), Type.Unknown(), { description: "The values keyed by field name (the form's fields say what each must be)" });
+
 const PublicQuery = Type.Object({
   locale: Type.Optional({ ...Locale, description: "The form's locale (default: the site's default locale)" }),
   siteKey: SiteKeyParam,
@@ -114,6 +117,9 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
           'The body holds the values keyed by field name (JSON, `application/x-www-form-urlencoded` from an HTML form: repeated keys for checkbox groups, or `multipart/form-data` when the form has file fields). Unknown keys are dropped; fields hidden by their condition are neither required nor kept. A filled honeypot or a too-fast fill is stored as spam and answered like a success. An HTML form post to a form with `redirectUrl` gets a 303 there; otherwise 201 `{ data: { message } }`. Rate-limited per address.',
         params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) }),
         querystring: PublicQuery,
+        // Described for the JSON body only, so generated clients type it: Fastify validates a body per
+        // declared content type and leaves the HTML form posts (urlencoded, multipart) to the handler.
+        body: { content: { 'application/json': { schema: FormValuesBody } } },
         response: { 201: Data(Type.Object({ message: Type.String() })), 303: { description: "To the form's redirectUrl", type: 'null' } },
       },
     },

@@ -305,6 +305,11 @@ export const mediaModule: AppModule<FileBytesCache> = {
           description: `\`?w=\` one of ${VARIANT_WIDTHS.join(', ')} picks a variant (any other width is a 400); with \`h\` (1-${MAX_HEIGHT}) and \`fit\` (\`cover\`, \`contain\`) the image is cut around its focal point or fitted inside. A width of a still image is sent as AVIF or WebP when \`Accept\` takes it (\`Vary: Accept\`). Sizes are made once and kept. ETag, 304, Range (206). A trashed file answers for ${service.TRASH_DAYS} days; a deleted one is a 404.`,
           params: FileParams,
           querystring: FileQuery,
+          response: {
+            200: { description: 'The file, or the variant asked for (206 for a Range)', type: 'string', format: 'binary' },
+            400: { $ref: 'Error#', description: '`BAD_REQUEST`: a width that is not one of the variants, or a bad height or fit' },
+            404: { $ref: 'Error#', description: '`NOT_FOUND`: no such file on that site, or it was deleted' },
+          },
         },
       },
       async (req, reply) => {

@@ -1,0 +1,65 @@
+/**
+ * Compile-time guard of the generated types (decisions TC1): checked by `tsc --noEmit` under the
+ * package's TypeScript 5 and the service's TypeScript 7. Each `@ts-expect-error` must meet an
+ * error: if the document stopped rejecting the call, the line would fail the check.
+ */
+import { type CairnError, createCairnClient, createCairnPublicClient, publicHelpers } from '../src/index.js';
+
+const client = createCairnClient({ baseUrl: 'https://cms.example.org', token: 'cairn_token' });
+
+export async function positive() {
+  const tags = await client.GET('/v1/tags', { params: { query: { page: 2, limit: 10, sortBy: 'name', sortOrder: 'asc' } } });
+  if (tags.data) {
+    const name: string = tags.data.data[0]!.name;
+    const lastPage: number = tags.data.meta.lastPage;
+    void [name, lastPage];
+  }
+  const tokens = await client.GET('/v1/api-tokens');
+  if (tokens.data) {
+    const scopes: string[] = tokens.data.data[0]!.scopes;
+    void scopes;
+  }
+  const created = await client.POST('/v1/tags', { body: { name: 'News' } });
+  if (created.error) {
+    const error: CairnError = created.error;
+    const code: string = error.code;
+    const fields: string[] | undefined = error.errors?.name;
+    void [code, fields];
+  } else {
+    const id: number = created.data.data.id;
+    await client.PUT('/v1/tags/{id}', { params: { path: { id } }, body: { description: null } });
+  }
+  const posts = await client.GET('/v1/contents', { params: { query: { type: 'post', status: 'published', sortBy: 'published_at', sortOrder: 'desc' } } });
+  if (posts.data) {
+    const title: string = posts.data.data[0]!.title;
+    void title;
+  }
+  await client.POST('/v1/webhooks', { body: { url: 'https://hooks.example.org/cairn', events: ['content.published'] } });
+
+  const site = publicHelpers(createCairnPublicClient({ baseUrl: 'https://cms.example.org', siteKey: 'pk_abc' }));
+  const sent = await site.submitForm('contact', { email: 'ann@example.org', topics: ['a', 'b'] });
+  if (sent.data) {
+    const message: string = sent.data.data.message;
+    void message;
+  }
+  await site.resolveRedirect('/old?x=1');
+  await site.pageByPath('/about');
+}
+
+export async function negative() {
+  // @ts-expect-error an unknown path
+  await client.GET('/v1/nope');
+  // @ts-expect-error a wrong body type: name is a string
+  await client.POST('/v1/tags', { body: { name: 42 } });
+  // @ts-expect-error a missing required field: name
+  await client.POST('/v1/tags', { body: { description: 'no name' } });
+  // @ts-expect-error a bad enum value: sortOrder is asc or desc
+  await client.GET('/v1/tags', { params: { query: { sortOrder: 'up' } } });
+  // @ts-expect-error a bad enum value: not an event of the catalog
+  await client.POST('/v1/webhooks', { body: { url: 'https://hooks.example.org/cairn', events: ['content.eaten'] } });
+  // @ts-expect-error a path parameter of the wrong type: a tag id is a number
+  await client.GET('/v1/tags/{id}', { params: { path: { id: 'seven' } } });
+  const site = createCairnPublicClient({ baseUrl: 'https://cms.example.org', siteKey: 'pk_abc' });
+  // @ts-expect-error the public client reaches only /v1/public/... paths (no token)
+  await site.GET('/v1/tags');
+}
