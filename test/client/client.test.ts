@@ -52,7 +52,7 @@ describe('typed client', () => {
     expect(denied.error?.statusCode).toBe(401);
   });
 
-  it('submits a public form with the site key, and a bad submission is a typed 422 that stores nothing', async () => {
+  it('submits a public form and resolves a redirect with the site key; a bad submission is a typed 422 that stores nothing', async () => {
     const cairn = createCairnClient({ baseUrl, token: (await ctx.site()).token });
     const form = await cairn.POST('/v1/forms', {
       body: {
@@ -80,6 +80,14 @@ describe('typed client', () => {
     const wrongKey = await publicHelpers(createCairnPublicClient({ baseUrl, siteKey: 'pk_unknown' })).submitForm('contact', { email: 'ann@example.org' });
     expect(wrongKey.response.status).toBe(401);
     expect(wrongKey.error?.code).toBe('SITE_KEY_INVALID');
+
+    // A redirect made with the token resolves with the site key; an unknown path is a typed 404.
+    await cairn.POST('/v1/redirects', { body: { sourcePath: '/old-page', targetUrl: '/new-page', statusCode: 301 } });
+    const moved = await site.resolveRedirect('/old-page');
+    expect(moved.data?.data).toMatchObject({ targetUrl: '/new-page', statusCode: 301 });
+    const nowhere = await site.resolveRedirect('/never-was');
+    expect(nowhere.response.status).toBe(404);
+    expect(nowhere.error).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
 
     const inbox = await cairn.GET('/v1/forms/{id}/submissions', { params: { path: { id: form.data!.data.id } } });
     expect(inbox.data?.meta.total).toBe(1);
