@@ -242,68 +242,52 @@ describe('analytics collector: what is dropped (decisions A3, A6)', () => {
 });
 
 describe('analytics collector: limits', () => {
+  // Writes wait for an explicit flush here, so the queue's size is what the test sent.
+  const limited = useTestApp({
+    analytics: { rateLimitMax: 3, siteMaxEventsPerMin: 60, flushMs: 60_000, flushEvents: 100_000, maxQueuedEvents: 100, geoIpDb: null },
+  });
+  const fifty = Array.from({ length: 50 }, () => ({ t: 'engagement', ms: 1 }));
+  const sender = async () => collector(limited.app, await publicKey(await limited.site()));
+
   it('limits batches per address (ANALYTICS_RATE_LIMIT_MAX) with 429 and Retry-After; other addresses go on', async () => {
-    const built = await buildTestApp({ analytics: { ...ctx.config.analytics, rateLimitMax: 3 } });
-    try {
-      const { createSiteWithToken } = await import('../../../test/helpers/app.js');
-      const s = await createSiteWithToken(built.app);
-      const key = (await built.app.database.db.selectFrom('sites').select('public_key').where('id', '=', s.siteId).executeTakeFirstOrThrow()).public_key;
-      const send = collector(built.app, key);
-      for (let i = 0; i < 3; i++) expect((await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.4.4' })).status).toBe(202);
-      const limited = await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.4.4' });
-      expect(limited.status).toBe(429);
-      expectErrorShape(limited.body, 429, 'RATE_LIMITED');
-      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.8.8' })).status).toBe(202);
-    } finally {
-      await built.close();
-    }
+    const send = await sender();
+    for (let i = 0; i < 3; i++) expect((await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.4.4' })).status).toBe(202);
+    const refused = await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.4.4' });
+    expect(refused.status).toBe(429);
+    expectErrorShape(refused.body, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '8.8.8.8' })).status).toBe(202);
+    await flush(limited.app);
   });
 
-  it('limits events per site a minute (ANALYTICS_SITE_MAX_EVENTS_PER_MIN) with 429 and Retry-After, counting nothing refused', async () => {
-    const built = await buildTestApp({ analytics: { ...ctx.config.analytics, siteMaxEventsPerMin: 60 } });
-    try {
-      const { createSiteWithToken } = await import('../../../test/helpers/app.js');
-      const s = await createSiteWithToken(built.app);
-      const other = await createSiteWithToken(built.app);
-      const keyOf = async (id: string) =>
-        (await built.app.database.db.selectFrom('sites').select('public_key').where('id', '=', id).executeTakeFirstOrThrow()).public_key;
-      const send = collector(built.app, await keyOf(s.siteId));
-      const fifty = Array.from({ length: 50 }, () => ({ t: 'engagement', ms: 1 }));
-      expect((await send(batch(PAGE, fifty))).status).toBe(202);
-      expect((await send(batch(PAGE, fifty.slice(0, 10)))).status).toBe(202);
-      const limited = await send(batch(PAGE, [{ t: 'pageview' }]));
-      expect(limited.status).toBe(429);
-      expectErrorShape(limited.body, 429, 'RATE_LIMITED');
-      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
-      expect((await collector(built.app, await keyOf(other.siteId))(batch(PAGE, fifty))).status).toBe(202);
-      await flush(built.app);
-      expect(await eventsOf(built.app, s.siteId)).toHaveLength(60);
-    } finally {
-      await built.close();
-    }
+  it('limits events per site a minute (ANALYTICS_SITE_MAX_EVENTS_PER_MIN) with 429 and Retry-After, storing nothing refused', async () => {
+    const site = await limited.site();
+    const send = collector(limited.app, await publicKey(site));
+    expect((await send(batch(PAGE, fifty), { ip: '9.9.9.1' })).status).toBe(202);
+    expect((await send(batch(PAGE, fifty.slice(0, 10)), { ip: '9.9.9.2' })).status).toBe(202);
+    const refused = await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '9.9.9.3' });
+    expect(refused.status).toBe(429);
+    expectErrorShape(refused.body, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another site's budget is its own.
+    expect((await (await sender())(batch(PAGE, fifty), { ip: '9.9.9.4' })).status).toBe(202);
+    await flush(limited.app);
+    expect(await eventsOf(limited.app, site.siteId)).toHaveLength(60);
   });
 
   it('answers 503 with Retry-After when the write queue is full, and takes batches again once it is written', async () => {
-    const built = await buildTestApp({ analytics: { ...ctx.config.analytics, maxQueuedEvents: 50, flushMs: 60_000, flushEvents: 100_000 } });
-    try {
-      const { createSiteWithToken } = await import('../../../test/helpers/app.js');
-      const s = await createSiteWithToken(built.app);
-      const key = (await built.app.database.db.selectFrom('sites').select('public_key').where('id', '=', s.siteId).executeTakeFirstOrThrow()).public_key;
-      const send = collector(built.app, key);
-      const fifty = Array.from({ length: 50 }, () => ({ t: 'engagement', ms: 1 }));
-      expect((await send(batch(PAGE, fifty))).status).toBe(202);
-      const full = await send(batch(PAGE, [{ t: 'pageview' }]));
-      expect(full.status).toBe(503);
-      expectErrorShape(full.body, 503, 'SERVICE_UNAVAILABLE');
-      expect(full.headers['retry-after']).toBe('1');
-      await flush(built.app);
-      expect((await send(batch(PAGE, [{ t: 'pageview' }]))).status).toBe(202);
-    } finally {
-      // Closing flushes what is queued: the last batch is stored.
-      await built.close();
-    }
+    await flush(limited.app);
+    expect((await (await sender())(batch(PAGE, fifty), { ip: '9.9.8.1' })).status).toBe(202);
+    expect((await (await sender())(batch(PAGE, fifty), { ip: '9.9.8.2' })).status).toBe(202);
+    const send = await sender();
+    const full = await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '9.9.8.3' });
+    expect(full.status).toBe(503);
+    expectErrorShape(full.body, 503, 'SERVICE_UNAVAILABLE');
+    expect(full.headers['retry-after']).toBe('1');
+    await flush(limited.app);
+    expect((await send(batch(PAGE, [{ t: 'pageview' }]), { ip: '9.9.8.3' })).status).toBe(202);
+    await flush(limited.app);
   });
 
   it('writes what is queued when the app closes', async () => {
@@ -327,7 +311,7 @@ describe('analytics collector: limits', () => {
       await reopened.close();
       await built.close();
     }
-  });
+  }, 60_000);
 });
 
 describe('analytics visitors and sessions (decisions A1, A4)', () => {
@@ -433,7 +417,7 @@ describe('analytics client address (decisions A4, TRUST_PROXY)', () => {
     } finally {
       await built.close();
     }
-  });
+  }, 60_000);
 });
 
 void CHROME;
