@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild } from './children.js';
 import type { BenchContext } from './endpoints.js';
+import { collectorTarget } from './analytics-collector.js';
 import { type LoadSettings, type Measurement, measure, type Probe, type Target } from './measure.js';
 
 /** Another site's read p99 with the service quiet and while one site floods heavy requests. */
@@ -47,7 +48,7 @@ function heavyMarkdown(bytes: number): string {
 export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext, settings: LoadSettings, probe: Probe): Promise<NoisyNeighbourRow[]> {
   const neighbourRead: Target = { url: `${serverUrl}/v1/tags?limit=20`, method: 'GET', headers: { authorization: `Bearer ${ctx.neighbourToken as string}` } };
   const auth = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
-  const floods: Array<{ name: string; target: autocannon.Options }> = [
+  const floods: Array<{ name: string; target: autocannon.Options; connections?: number }> = [
     {
       name: 'two loops creating ~950 KB markdown bodies',
       target: {
@@ -59,12 +60,14 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
       },
     },
     { name: 'two loops of search?q=the', target: { url: `${serverUrl}/v1/contents/search?q=the`, method: 'GET', headers: auth } },
+    // Issue 31: the public collector flooded with tracker batches (10 events each) by ten clients.
+    { name: 'the analytics collector, batches of 10 (10 connections)', target: collectorTarget(serverUrl, ctx, 10), connections: 10 },
   ];
   const rows: NoisyNeighbourRow[] = [];
-  for (const { name, target } of floods) {
+  for (const { name, target, connections } of floods) {
     const quiet = await measure(neighbourRead, settings, probe);
     // The flood starts first and outlasts the measured run (its warm-up included).
-    const run = flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
+    const run = flood({ ...target, connections: connections ?? 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
     await new Promise((r) => setTimeout(r, 1000));
     const loud = await measure(neighbourRead, settings, probe);
     const floodResult = await run;

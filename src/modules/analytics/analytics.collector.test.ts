@@ -271,6 +271,7 @@ describe('analytics collector: limits', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
     // Another site's budget is its own.
+    await flush(limited.app);
     expect((await (await sender())(batch(PAGE, fifty), { ip: '9.9.9.4' })).status).toBe(202);
     await flush(limited.app);
     expect(await eventsOf(limited.app, site.siteId)).toHaveLength(60);
