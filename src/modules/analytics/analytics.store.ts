@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Generated, sql, type Insertable } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
@@ -196,7 +197,13 @@ interface SessionDelta {
   exitPath: number | null;
 }
 
-const EVENT_CHUNK = 500;
+const EVENT_CHUNK = 100;
+/**
+ * Events handled between two turns of the event loop inside a write: SQLite runs each statement
+ * synchronously and cached lookups resolve at once, so without a turn a 2,000-event flush would
+ * hold every other request for its whole length (reads go on through the reader connection).
+ */
+const EVENTS_PER_TURN = 100;
 
 export class SqlAnalyticsStore implements AnalyticsStore {
   /** Dictionary ids by `site|dim|value`, both ways only as far as writes need. */
@@ -234,8 +241,10 @@ export class SqlAnalyticsStore implements AnalyticsStore {
       const deltas = new Map<number, SessionDelta>();
       const rows: Insertable<EventsTable>[] = [];
       const dirty = new Map<string, { siteId: string; day: number }>();
+      let handled = 0;
       for (const item of items) {
         for (const event of item.events) {
+          if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
           const session = await this.sessionFor(trx, item, event, opened, valueId);
           const path = await valueId(item.siteId, 'path', event.path);
           let delta = deltas.get(session.id);
@@ -288,6 +297,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
           .execute();
       const greatest = dialectOf(trx).greatest;
       for (const d of deltas.values()) {
+        if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
         await trx
           .updateTable('analytics_sessions')
           .set({
