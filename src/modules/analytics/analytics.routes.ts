@@ -27,7 +27,7 @@ export function analyticsOf(db: ModuleDeps['db']): { store: AnalyticsStore; coll
   return found;
 }
 
-function publicRoutes(app: App, { db, config }: ModuleDeps, collector: Collector) {
+function publicRoutes(app: App, config: ModuleDeps['config'], collector: Collector) {
   // Beacons and keepalive fetches send JSON as text/plain (no CORS preflight).
   app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: COLLECTOR_BODY_LIMIT }, jsonBodyParser(app));
   app.post(
@@ -52,7 +52,6 @@ function publicRoutes(app: App, { db, config }: ModuleDeps, collector: Collector
       return reply.code(202).send(result);
     },
   );
-  void db;
 }
 
 /** Web analytics, part 1 (decisions A1, A3-A6, A10): the collector, import, settings and the storage reports read. */
@@ -119,7 +118,7 @@ export const analyticsModule: AppModule = {
       );
     });
 
-    await app.register(async (scope) => publicRoutes(scope as App, deps, collector));
+    await app.register(async (scope) => publicRoutes(scope as App, config, collector));
   },
 };
 
