@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import { isbot } from 'isbot';
-import { type CityResponse, Reader } from 'maxmind';
+import type { CityResponse, Reader } from 'maxmind';
 import UAParser from 'ua-parser-js';
 
 /**
@@ -82,7 +82,8 @@ export class GeoLookup {
 
   private open(): Promise<Reader<CityResponse> | null> {
     if (!this.file) return Promise.resolve(null);
-    this.reader ??= readFile(this.file).then((buf) => new Reader<CityResponse>(buf));
+    // maxmind is loaded only by a server that has a database (decisions P20's optional components).
+    this.reader ??= Promise.all([readFile(this.file), import('maxmind')]).then(([buf, { Reader: MmdbReader }]) => new MmdbReader<CityResponse>(buf));
     return this.reader;
   }
 
