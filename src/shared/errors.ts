@@ -76,6 +76,7 @@ export const ERROR_CATALOG = {
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
   // Users, roles and tokens (decisions U1-U4)
   SCOPE_ESCALATION: { status: 403, message: 'You cannot grant scopes you do not hold.' },
+  USER_NOT_MANAGEABLE: { status: 403, message: "This user's role holds scopes you do not hold: you cannot change, deactivate or delete them." },
   TOKEN_NOT_MANAGEABLE: { status: 403, message: 'This token holds scopes you do not hold: you cannot change, regenerate or delete it.' },
   OWNER_PROTECTED: { status: 409, message: "The site's owner cannot be demoted, deactivated or deleted (cairn users set-owner moves ownership)." },
   TOKEN_NOT_ACTIVE: { status: 409, message: 'The token is revoked: create a new one.' },
