@@ -405,6 +405,27 @@ describe.skipIf(!chromiumAvailable)('the analytics tracker in a real browser', (
     expect(all).toHaveLength(25);
   });
 
+  it('sends a waiting event after 10 s and a heartbeat engagement every 240 s while the page is shown (browser clock run forward)', async () => {
+    const url = definePage('timers', '<h1>Reading</h1>');
+    const tab = await browser.newPage();
+    await tab.clock.install();
+    await tab.goto(url);
+    await eventsOf('timers', 'pageview', 1);
+    await tab.evaluate("cairn('goal', 'Read')");
+    await tab.clock.runFor(9_000);
+    await sleep(300);
+    expect(events('timers').map((e) => e.t)).toEqual(['pageview']);
+    await tab.clock.runFor(1_000);
+    await eventsOf('timers', 'goal', 1);
+    await tab.clock.runFor(230_000);
+    const [heartbeat] = await eventsOf('timers', 'engagement', 1);
+    await tab.close();
+    expect(heartbeat.mode).toBe('cors');
+    // Shown and focused the whole 240 s the browser's clock ran (plus the real milliseconds of the test).
+    expect(heartbeat.ms).toBeGreaterThanOrEqual(239_000);
+    expect(heartbeat.ms).toBeLessThan(250_000);
+  });
+
   it('cwv.js reports LCP, FCP, TTFB, CLS, INP and FID as cwv events of the pageview', async () => {
     const url = definePage(
       'cwv',

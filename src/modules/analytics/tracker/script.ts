@@ -1,6 +1,6 @@
 /**
  * The analytics tracker served at `/v1/public/analytics/script.js` (design analytics.md 1.2 and
- * 1.4, decisions A3 and AT1-AT4). Built by `npm run build:tracker` into `../public/script.js`;
+ * 1.4, decisions A3 and AT1-AT5). Built by `npm run build:tracker` into `../public/script.js`;
  * budget 3,072 bytes gzip, ES2017, no cookie, no storage written.
  *
  * Events are kept per page (a batch's envelope describes one page) and sent: a pageview at once,
