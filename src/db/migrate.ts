@@ -24,6 +24,7 @@ import * as m0022 from './migrations/0022_media.js';
 import * as m0023 from './migrations/0023_media_references.js';
 import * as m0024 from './migrations/0024_site_change_notify.js';
 import * as m0025 from './migrations/0025_content_bodies.js';
+import * as m0029 from './migrations/0029_analytics.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<
   '0023_media_references': m0023,
   '0024_site_change_notify': m0024,
   '0025_content_bodies': m0025,
+  '0029_analytics': m0029,
 };
 
 class StaticProvider implements MigrationProvider {

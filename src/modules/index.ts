@@ -16,7 +16,7 @@ import { formsModule } from './forms/forms.routes.js';
 import { spamModule } from './spam/spam.routes.js';
 import { mediaFoldersModule } from './media-folders/media-folders.routes.js';
 import { mediaModule } from './media/media.routes.js';
-import { analyticsModule } from './analytics/index.js';
+import { analyticsModule } from './analytics/analytics.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AppModule[] = [

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 
 /** Deepest nesting of objects and arrays a JSON body may have (rich-text documents, metadata, field data). */
@@ -72,9 +72,14 @@ export function cleanStrings(body: unknown): AppError | null {
  * (decisions H12); every rule on well-formed JSON is a 422 naming `body`.
  */
 export function registerJsonParser(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+}
+
+/** The checked JSON parser above, for routes that also read JSON sent under another type (beacons send `text/plain`). */
+export function jsonBodyParser(app: FastifyInstance) {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (request: FastifyRequest, raw: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     const text = raw as string;
     if (text.length > MAX_JSON_DEPTH * 2 && nestsDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
@@ -88,5 +93,5 @@ export function registerJsonParser(app: FastifyInstance): void {
       if (invalid) return done(invalid, undefined);
       done(null, body);
     });
-  });
+  };
 }

@@ -71,6 +71,7 @@ export const ERROR_CATALOG = {
   FORM_CLOSED: { status: 409, message: 'The form is closed and accepts no submissions.' },
   PATH_TAKEN: { status: 422, message: 'Another page block of this locale already has this path.' },
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
+  RETENTION_INVALID: { status: 422, message: 'aggregateRetentionDays must be at least rawRetentionDays.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
