@@ -10,8 +10,9 @@ type Cairn = (command: string, ...args: unknown[]) => void;
 
 const report = (name: string, value: number) => {
   const cairn = (window as Window & { cairn?: Cairn }).cairn;
-  // Milliseconds as integers; CLS is unitless, kept to 4 decimals.
-  if (cairn) cairn('cwv', name, name === 'CLS' ? Math.round(value * 1e4) / 1e4 : Math.round(value));
+  // Milliseconds as integers, at most the collector's 60,000 (a minute-long LCP still counts as poor);
+  // CLS is unitless, kept to 4 decimals.
+  if (cairn) cairn('cwv', name, name === 'CLS' ? Math.round(value * 1e4) / 1e4 : Math.min(60_000, Math.round(value)));
 };
 const metric = (m: Metric) => report(m.name, m.value);
 
