@@ -83,6 +83,7 @@ export const ERROR_CATALOG = {
   ROLE_PROTECTED: { status: 409, message: 'The owner role cannot be changed or deleted.' },
   ROLE_IN_USE: { status: 409, message: 'Users hold this role: delete it with reassignTo=<roleId>.' },
   EMAIL_TAKEN: { status: 422, message: 'Another user of this site has this e-mail address.' },
+  RETENTION_INVALID: { status: 422, message: 'aggregateRetentionDays must be at least rawRetentionDays.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
   // Periods of stats (decisions A8)
   DATE_RANGE_INVALID: { status: 422, message: 'Send either period or both startDate and endDate (real dates, start not after end).' },
