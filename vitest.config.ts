@@ -1,9 +1,31 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Files that must stay slow: they start the built server, the CLI, rendering processes or a
+ * browser, break connections, or fill thousands of rows through the API. `npm test` runs every
+ * file (CI runs it on both databases); while working, `npm run test:fast` leaves these out and
+ * `npm run test:slow` runs only them.
+ */
+const SLOW = [
+  'test/platform/process.test.ts',
+  'test/platform/optional-components.test.ts',
+  'test/platform/query-plans.test.ts',
+  'test/platform/sqlite-checkpoint.test.ts',
+  'test/browser/**/*.test.ts',
+  'test/faults/**/*.test.ts',
+  'src/shared/richtext/render-pool.test.ts',
+  'src/modules/forms/forms.export.test.ts',
+];
+const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | undefined;
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: only === 'slow' ? SLOW : ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: only === 'fast' ? [...configDefaults.exclude, ...SLOW] : configDefaults.exclude,
     pool: 'forks',
+    // One process per worker for every file: modules load once and the compiled serializers are
+    // reused (plugins/serialization.ts). Each file still builds its own app on a fresh database.
+    isolate: false,
     // A real S3 server (radosgw) for the storage tests when none is given.
     globalSetup: ['test/setup/radosgw.ts'],
     testTimeout: 20_000,

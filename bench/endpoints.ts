@@ -4,6 +4,7 @@ import { seedRedirects } from './seed-redirects.js';
 import { seedSeo } from './seed-seo.js';
 import { seedSiteBlocks } from './seed-site-blocks.js';
 import { seedForms } from './seed-forms.js';
+import { seedCookieConsent } from './seed-cookie-consent.js';
 import { seedMedia } from './seed-media.js';
 
 /**
@@ -142,6 +143,42 @@ export const ENDPOINTS: BenchEndpoint[] = [
     body: { name: 'Ada Lovelace', email: 'ada@example.com', topic: 'sales', message: 'Hello, I would like to know more about [<id>].', _gotcha: '' },
     baselines: ['bareFastify'],
     targets: { minRatio: { bareFastify: 0.8 } },
+  },
+  // The cookie banner's public side (issue 33): the config every page view of a site reads
+  // (answered from the delivery cache, with its ETag; and revalidated, 304), and a visitor's
+  // choice stored with its daily counts in one transaction.
+  {
+    name: 'GET /v1/public/cookie-consent/config',
+    method: 'GET',
+    path: '/v1/public/cookie-consent/config?locale=en',
+    auth: false,
+    headers: (ctx) => ({ 'x-site-key': String(ctx.publicKey) }),
+    seed: seedCookieConsent,
+  },
+  {
+    name: 'GET /v1/public/cookie-consent/config (If-None-Match, 304)',
+    method: 'GET',
+    path: '/v1/public/cookie-consent/config?locale=en',
+    auth: false,
+    headers: (ctx) => ({ 'x-site-key': String(ctx.publicKey), 'if-none-match': String(ctx.consentConfigEtag) }),
+    seed: seedCookieConsent,
+    expectStatus: 304,
+  },
+  {
+    name: 'POST /v1/public/cookie-consent/consents',
+    method: 'POST',
+    path: '/v1/public/cookie-consent/consents',
+    auth: false,
+    headers: (ctx) => ({ 'x-site-key': String(ctx.publicKey), 'content-type': 'application/json' }),
+    seed: seedCookieConsent,
+    body: {
+      consentId: '6f1c2a9e-8b7d-4c3e-9f10-2a3b4c5d6e7f',
+      categories: ['necessary', 'analytics'],
+      services: { analytics: ['matomo'] },
+      revision: 2,
+      locale: 'en',
+      pageUrl: 'https://bench.test/pricing?utm_source=news',
+    },
   },
   // Last: every request inserts a post (its row, revision and full-text index entries), so the
   // hundreds or thousands of posts a run adds do not change the reads above. A fresh title each

@@ -14,19 +14,20 @@ import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/e
 import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
-import { registerOpenApi } from './plugins/openapi.js';
+import { DOCS_PREFIX, registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
+import { buildSerializer } from './plugins/serialization.js';
 import { ErrorBodySchema, namedSchemas } from './shared/schemas.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { ChangeFeed } from './shared/changes.js';
-import { MODULES } from './modules/index.js';
-import type { App, AppModule } from './modules/types.js';
+import { describedEvents, MODULES } from './modules/index.js';
+import type { AnyModule, App, ModuleDeps } from './modules/types.js';
 import { Worker } from './jobs/worker.js';
 import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention } from './jobs/retention.js';
-import { forgetTokens } from './modules/api-tokens/api-tokens.service.js';
+import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -47,7 +48,7 @@ export interface CreateAppOptions {
   /** Use this database instead of opening one from the config (tests share nothing else). */
   database?: Database;
   /** Extra modules after the standard ones (tests use it to prove the scope guard). */
-  extraModules?: AppModule[];
+  extraModules?: AnyModule[];
   logger?: FastifyServerOptions['logger'];
   migrate?: boolean;
 }
@@ -129,13 +130,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       server.maxConnections = config.http.maxConnections;
       return server;
     },
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
     forceCloseConnections: 'idle',
     // Off by default: behind no proxy a forwarded header is whatever the client wrote (decisions A4).
     // (Typed as boolean only to keep Fastify's HTTP/1 overload; a hop count or an address list passes through.)
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'] & boolean,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const modules = [...MODULES, ...(options.extraModules ?? [])];
+  const events = describedEvents(modules);
   const { box: secrets, source: keySource } = loadSecretBox(config.secrets, config.dataDir);
   if (keySource === 'file') {
     app.log.info(
@@ -163,7 +166,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const changes = new ChangeFeed();
   const mailer = createMailer(config.mail, () => app.log);
   const storage = await openStorage(config, app.log);
-  const deps = { db: database.db, config, secrets, changes, mailer, storage };
+  // Published reads answered from memory (decisions P18); its site generations are the one
+  // "site changed" signal the other caches key on (decisions S17).
+  const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
+  const deps: ModuleDeps = { db: database.db, config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -196,12 +202,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const rateLimiter = await registerRateLimit(app, config, database.db);
   // Unknown URLs are counted like every route: probing costs the prober its budget.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
-  // Published reads answered from memory (decisions P18); a write forgets its site's answers when it answers.
-  const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
+  // A write moves its site's generation on when it answers (with or without cached answers: the
+  // output caches key on it too).
   app.decorate('deliveryCache', deliveryCache);
-  if (config.deliveryCacheBytes > 0) app.addHook('onSend', forgetOnWrite(deliveryCache));
-  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null);
-  await registerOpenApi(app, config, pkg.version);
+  app.addHook('onSend', forgetOnWrite(deliveryCache));
+  registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
+  await registerOpenApi(app, config, pkg.version, events);
 
   const HealthSchema = {
     type: 'object',
@@ -218,6 +224,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   app.get(
     '/health',
     {
+      config: { scope: 'public' },
       schema: {
         tags: ['Operations'],
         operationId: 'health',
@@ -237,14 +244,14 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
   );
 
-  const modules = [...MODULES, ...(options.extraModules ?? [])];
+  const states = new Map<AnyModule, unknown>(modules.map((mod) => [mod, mod.init?.(deps)]));
   await app.register(
     async (v1) => {
-      for (const mod of modules) await mod.routes(v1 as App, deps);
+      for (const mod of modules) await mod.routes(v1 as App, deps, states.get(mod));
     },
     { prefix: '/v1' },
   );
-  for (const mod of modules) await mod.rootRoutes?.(app as App, deps);
+  for (const mod of modules) await mod.rootRoutes?.(app as App, deps, states.get(mod));
 
   // Tokens revoked or changed by another process (the CLI, another instance) stop working at once;
   // modules forget what they cache (redirect rules) the same way.
@@ -254,7 +261,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs, onJobDone: deliveryCache.changed });
   registerRetention(worker, config.retention);
-  for (const mod of modules) mod.jobs?.(worker, deps);
+  for (const mod of modules) mod.jobs?.(worker, deps, states.get(mod));
   app.decorate('worker', worker);
   if (config.worker.enabled) app.addHook('onReady', async () => worker.start());
 

@@ -3,11 +3,13 @@ import { Command, Option } from 'commander';
 import { loadConfig } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { createSite, getSite, listAllSites, ownerOf, findUser } from './modules/sites/sites.service.js';
-import { createToken, listTokens, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
+import { createSite, getSite, listAllSites } from './modules/sites/sites.service.js';
+import { createToken, expiryOf, listTokens, regenerateTokenById, revokeToken, type TokenKind } from './modules/api-tokens/api-tokens.service.js';
+import { createUser, findUser, listUsers, ownerOf, setOwner } from './modules/users/users.service.js';
+import { listRoles, roleFor, roleScopes } from './modules/roles/roles.service.js';
 import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
-import { reencryptSecrets } from './modules/webhooks/webhooks.service.js';
+import { reencryptSecrets } from './shared/encrypted-columns.js';
 
 /**
  * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
@@ -28,6 +30,14 @@ async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<
   } finally {
     await database.close();
   }
+}
+
+/** Runs `fn` on the database once the site is known to exist (404: exit code 2). */
+function withSite<T>(siteId: string, fn: (db: Database['db']) => Promise<T>): Promise<T> {
+  return withDatabase(async (d) => {
+    await getSite(d.db, siteId);
+    return fn(d.db);
+  });
 }
 
 function print(json: boolean, object: Record<string, unknown>, human: string): void {
@@ -83,17 +93,25 @@ tokens
   .option('--expires-at <iso>', 'expiry (ISO 8601)')
   .option('--json', 'print one JSON object')
   .action(async (opts) => {
-    const created = await withDatabase(async (d) => {
-      await getSite(d.db, opts.site);
-      const user = opts.user ? await findUser(d.db, opts.site, opts.user) : await ownerOf(d.db, opts.site);
+    const created = await withSite(opts.site, async (db) => {
+      const user = opts.user ? await findUser(db, opts.site, opts.user) : await ownerOf(db, opts.site);
       if (!user) throw new AppError('NOT_FOUND', { message: `User ${opts.user} not found on site ${opts.site}` });
-      let expiresAt: string | null = null;
-      if (opts.expiresAt) {
-        const t = Date.parse(opts.expiresAt);
-        if (Number.isNaN(t)) throw new AppError('VALIDATION_FAILED', { message: '--expires-at must be an ISO 8601 date' });
-        expiresAt = new Date(t).toISOString();
-      }
-      return createToken(d.db, { siteId: opts.site, userId: user.id, name: opts.name, kind: opts.kind as TokenKind, scopes: opts.scopes, expiresAt });
+      const expiresAt = opts.expiresAt ? expiryOf({ expiresAt: opts.expiresAt }) : null;
+      const token = await createToken(db, {
+        siteId: opts.site,
+        userId: user.id,
+        name: opts.name,
+        kind: opts.kind as TokenKind,
+        scopes: opts.scopes,
+        expiresAt,
+      });
+      // The operator may give any scope, but a token acts only with those its user's role holds (decisions U3).
+      const role = await roleFor(db, opts.site, user.role_id, 'user');
+      const held = new Set(roleScopes(role));
+      const inert = token.scopes.filter((s) => !held.has(s));
+      if (inert.length)
+        process.stderr.write(`cairn: warning: the user's role (${role.slug}) lacks ${inert.length} of these scopes; they stay inert: ${inert.join(', ')}\n`);
+      return token;
     });
     print(!!opts.json, { ...created }, `Token ${created.id} (${created.kind}, ${created.scopes.length} scopes). Shown once:\n${created.token}`);
   });
@@ -102,10 +120,7 @@ tokens
   .requiredOption('--site <siteId>', 'site id')
   .option('--json', 'print one JSON object')
   .action(async (opts) => {
-    const list = await withDatabase(async (d) => {
-      await getSite(d.db, opts.site);
-      return listTokens(d.db, opts.site);
-    });
+    const list = await withSite(opts.site, (db) => listTokens(db, opts.site));
     print(!!opts.json, { data: list }, list.map((t) => `${t.id}  ${t.kind}  ${t.revokedAt ? 'revoked' : 'active'}  ${t.name}`).join('\n') || 'No tokens.');
   });
 tokens
@@ -118,7 +133,60 @@ tokens
     print(!!opts.json, { id: tokenId, revoked: true }, `Revoked ${tokenId}`);
   });
 
-const secrets = program.command('secrets').description('secrets stored encrypted (webhook signing secrets)');
+tokens
+  .command('regenerate')
+  .description('give a token a new value (same id, scopes and expiry); the old value stops working at once')
+  .argument('<tokenId>')
+  .option('--json', 'print one JSON object')
+  .action(async (tokenId: string, opts) => {
+    const token = await withDatabase((d) => regenerateTokenById(d.db, tokenId));
+    print(!!opts.json, { ...token }, `Regenerated ${token.id} (${token.name}). Shown once:\n${token.token}`);
+  });
+
+const users = program.command('users').description('manage the users of a site');
+users
+  .command('list')
+  .requiredOption('--site <siteId>', 'site id')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const list = await withSite(opts.site, (db) => listUsers(db, opts.site));
+    const line = (u: (typeof list)[number]) =>
+      `${u.id}  ${u.role?.slug ?? '-'}${u.isOwner ? ' (owner)' : ''}  ${u.isActive ? 'active' : 'inactive'}  ${u.fullName}`;
+    print(!!opts.json, { data: list }, list.map(line).join('\n') || 'No users.');
+  });
+users
+  .command('create')
+  .requiredOption('--site <siteId>', 'site id')
+  .requiredOption('--name <fullName>', 'full name')
+  .option('--email <email>', 'e-mail address (unique per site)')
+  .option('--role <slug>', 'role slug (owner excepted)', 'author')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const user = await withSite(opts.site, (db) => createUser(db, opts.site, { fullName: opts.name, email: opts.email, roleSlug: opts.role }));
+    print(!!opts.json, { ...user }, `Created user ${user.fullName} (${user.id}), role ${user.role.slug}`);
+  });
+users
+  .command('set-owner')
+  .description("make a user the site's owner (the previous owner becomes an administrator)")
+  .requiredOption('--site <siteId>', 'site id')
+  .argument('<userId>')
+  .option('--json', 'print one JSON object')
+  .action(async (userId: string, opts) => {
+    const user = await withSite(opts.site, (db) => setOwner(db, opts.site, userId));
+    print(!!opts.json, { ...user }, `${user.fullName} (${user.id}) now owns the site.`);
+  });
+
+const roles = program.command('roles').description('the roles of a site');
+roles
+  .command('list')
+  .requiredOption('--site <siteId>', 'site id')
+  .option('--json', 'print one JSON object')
+  .action(async (opts) => {
+    const list = await withSite(opts.site, (db) => listRoles(db, opts.site));
+    print(!!opts.json, { data: list }, list.map((r) => `${r.id}  ${r.slug}  ${r.scopes.length} scopes  ${r.userCount} users  ${r.name}`).join('\n'));
+  });
+
+const secrets = program.command('secrets').description('secrets stored encrypted (webhook secrets, the captcha secret, search-console credentials)');
 secrets
   .command('rotate')
   .description('re-encrypt every stored secret under CAIRN_SECRET_KEY (older keys in CAIRN_SECRET_KEY_PREVIOUS)')
@@ -128,7 +196,13 @@ secrets
     const { box, source } = loadSecretBox(config.secrets, config.dataDir);
     const result = await withDatabase((d) => reencryptSecrets(d.db, box));
     const from = source === 'env' ? 'CAIRN_SECRET_KEY' : path.join(config.dataDir, KEY_FILE);
-    print(!!opts.json, { ...result, keyId: box.keyId }, `Re-encrypted ${result.rotated} of ${result.checked} webhooks under key ${box.keyId} (${from}).`);
+    print(
+      !!opts.json,
+      { ...result, keyId: box.keyId },
+      `Re-encrypted ${result.rotated} of ${result.checked} stored secrets (${Object.entries(result.tables)
+        .map(([t, n]) => `${t}: ${n.rotated}/${n.checked}`)
+        .join(', ')}) under key ${box.keyId} (${from}).`,
+    );
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

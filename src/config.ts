@@ -49,6 +49,21 @@ export interface Config {
   retention: { outboxDays: number; webhookDeliveriesDays: number; failedJobsDays: number };
   /** IndexNow (decisions S12): where submissions go, and how often each process looks for changed URLs. */
   indexNow: { endpoint: string; intervalMs: number };
+  /**
+   * Search console (decisions SC1, SC2, SC6): Google's three API bases (operator configuration,
+   * never taken from a credential; tests point them at a local fake), how often each site syncs,
+   * the request pace, the rows read per day, and the Indexing API's daily quota.
+   */
+  searchConsole: {
+    apiUrl: string;
+    tokenUrl: string;
+    indexingUrl: string;
+    syncIntervalMs: number;
+    requestsPerSecond: number;
+    maxRowsPerDay: number;
+    indexingDailyQuota: number;
+    indexingIntervalMs: number;
+  };
   /** E-mail notifications (decisions F3, F9): the SMTP server (`smtp://` or `smtps://`, none: e-mails are logged as skipped) and the sender. */
   mail: { smtpUrl: string | null; from: string };
   /**
@@ -210,6 +225,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     indexNow: {
       endpoint: url(env, 'INDEXNOW_ENDPOINT', 'https://api.indexnow.org/indexnow', ['http:', 'https:'])!,
       intervalMs: integer(env, 'INDEXNOW_INTERVAL_MS', 10_000, 0, 86_400_000),
+    },
+    searchConsole: {
+      apiUrl: url(env, 'SEARCH_CONSOLE_API_URL', 'https://searchconsole.googleapis.com', ['http:', 'https:'])!,
+      tokenUrl: url(env, 'SEARCH_CONSOLE_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:'])!,
+      indexingUrl: url(env, 'SEARCH_INDEXING_API_URL', 'https://indexing.googleapis.com', ['http:', 'https:'])!,
+      syncIntervalMs: integer(env, 'SEARCH_CONSOLE_SYNC_INTERVAL_MS', 6 * 3_600_000, 1000, 7 * 86_400_000),
+      requestsPerSecond: integer(env, 'SEARCH_CONSOLE_RPS', 2, 1, 1000),
+      maxRowsPerDay: integer(env, 'SEARCH_CONSOLE_MAX_ROWS_PER_DAY', 100_000, 1, 10_000_000),
+      indexingDailyQuota: integer(env, 'SEARCH_INDEXING_DAILY_QUOTA', 200, 0, 1_000_000),
+      indexingIntervalMs: integer(env, 'SEARCH_INDEXING_INTERVAL_MS', 60_000, 0, 86_400_000),
     },
     s3: s3Config(env),
     trustProxy: trustProxy(env),

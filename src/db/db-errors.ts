@@ -1,3 +1,5 @@
+import { type UniqueCode, uniqueByName, uniqueBySqliteMessage, type UniqueConstraint } from './unique-constraints.js';
+
 /**
  * Database constraint errors, recognised per dialect and described without the error catalog
  * (db/ stays free of imports from shared/): the errors plugin turns a fault into its catalog error,
@@ -5,7 +7,8 @@
  * field; this is the safety net for races between the check and the write.
  */
 export type DbFault =
-  | { kind: 'unique'; field: 'slug' | 'key' | 'name' | null }
+  /** A unique constraint: its field (null when no request sends the value) and code, from db/unique-constraints.ts. */
+  | { kind: 'unique'; field: string | null; code: UniqueCode }
   | { kind: 'reference' }
   | { kind: 'nul-character' }
   /** The database cannot be reached or is busy right now: the request may be retried (503). */
@@ -25,7 +28,7 @@ export function classifyDbError(error: unknown): DbFault | null {
   if (!error || typeof error !== 'object') return null;
   const e = error as { code?: string; message?: string; constraint?: string };
   // PostgreSQL: 23505 unique_violation, 23503 foreign_key_violation.
-  if (e.code === '23505') return uniqueFault(e.constraint ?? '');
+  if (e.code === '23505') return uniqueFault(uniqueByName(e.constraint ?? ''));
   if (e.code === '23503') return { kind: 'reference' };
   // 22P05 untranslatable character, 22021 character not in repertoire: PostgreSQL text cannot hold NUL.
   if (e.code === '22P05' || e.code === '22021') return { kind: 'nul-character' };
@@ -35,11 +38,12 @@ export function classifyDbError(error: unknown): DbFault | null {
   // SQLite: another process holds the write lock beyond our wait (see db/connect.ts).
   if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_BUSY_SNAPSHOT' || e.code === 'SQLITE_LOCKED') return { kind: 'unavailable', reason: 'busy' };
   // SQLite: SQLITE_CONSTRAINT_UNIQUE "UNIQUE constraint failed: tags.site_id, tags.locale, tags.slug".
-  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return uniqueFault((e.message ?? '').split(':')[1] ?? '');
+  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return uniqueFault(uniqueBySqliteMessage(e.message ?? ''));
   if (e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return { kind: 'reference' };
   return null;
 }
 
-function uniqueFault(where: string): DbFault {
-  return { kind: 'unique', field: /slug/.test(where) ? 'slug' : /key/.test(where) ? 'key' : /name/.test(where) ? 'name' : null };
+/** A primary key, or a constraint missing from the table, is a clash on the body. */
+function uniqueFault(constraint: UniqueConstraint | undefined): DbFault {
+  return { kind: 'unique', field: constraint?.field ?? null, code: constraint?.code ?? 'UNIQUE_VIOLATION' };
 }

@@ -24,7 +24,11 @@ import * as m0022 from './migrations/0022_media.js';
 import * as m0023 from './migrations/0023_media_references.js';
 import * as m0024 from './migrations/0024_site_change_notify.js';
 import * as m0025 from './migrations/0025_content_bodies.js';
+import * as m0026 from './migrations/0026_users_roles.js';
+import * as m0027 from './migrations/0027_cookie_consent.js';
+import * as m0028 from './migrations/0028_search_console.js';
 import * as m0029 from './migrations/0029_analytics.js';
+import * as m0030 from './migrations/0030_seo_change_notify.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -55,7 +59,11 @@ const MIGRATIONS: Record<
   '0023_media_references': m0023,
   '0024_site_change_notify': m0024,
   '0025_content_bodies': m0025,
+  '0026_users_roles': m0026,
+  '0027_cookie_consent': m0027,
+  '0028_search_console': m0028,
   '0029_analytics': m0029,
+  '0030_seo_change_notify': m0030,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -41,7 +41,25 @@ export interface UsersTable {
   id: string;
   site_id: string;
   full_name: string;
+  /** Lower-cased, unique per site. */
   email: string | null;
+  role_id: string;
+  is_active: Bool;
+  /** Exactly one user of a site is its owner (a partial unique index). */
+  is_owner: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface RolesTable {
+  id: string;
+  site_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  scopes: Json<string[]>;
+  /** The owner role: every scope, cannot be changed or deleted (decisions U1). */
+  is_system: Bool;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -58,6 +76,11 @@ export interface ApiTokensTable {
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
   created_at: Timestamp;
+  description: string | null;
+  updated_at: Timestamp;
+  regenerated_at: Timestamp | null;
+  /** The token that made this one through the API, for audit (null: the CLI). */
+  created_by_token_id: string | null;
 }
 
 export interface NotificationSettingsTable {
@@ -73,6 +96,7 @@ export interface NotificationSettingsTable {
 export interface DB {
   sites: SitesTable;
   users: UsersTable;
+  roles: RolesTable;
   api_tokens: ApiTokensTable;
   notification_settings: NotificationSettingsTable;
 }

@@ -63,6 +63,34 @@ export async function upsertJob(db: Executor, job: { siteId: string; type: strin
     .execute();
 }
 
+/**
+ * Queues a keyed job unless one with the key is already pending or running (a second request
+ * joins the first); a job with the key that failed for good is queued again.
+ */
+export function ensureJob(db: Executor, job: { siteId: string; type: string; key: string; payload: string; runAt: string; at: string }) {
+  return db
+    .insertInto('jobs')
+    .values({
+      site_id: job.siteId,
+      type: job.type,
+      key: job.key,
+      payload: job.payload,
+      run_at: job.runAt,
+      attempts: 0,
+      locked_until: null,
+      last_error: null,
+      failed_at: null,
+      created_at: job.at,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['site_id', 'key'])
+        .doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null })
+        .where('jobs.failed_at', 'is not', null),
+    )
+    .execute();
+}
+
 export function deleteJobByKey(db: Executor, siteId: string, key: string) {
   return db.deleteFrom('jobs').where('site_id', '=', siteId).where('key', '=', key).execute();
 }

@@ -16,6 +16,16 @@ export interface Job {
   attempts: number;
 }
 
+/** Thrown by a handler whose dependency asked to be called again later (429 with Retry-After): retried then, not on the usual backoff. */
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
 export type JobHandler = (ctx: JobContext, job: Job) => Promise<void>;
 /** A periodic task (e.g. webhook delivery): returns how much work it did, so the loop knows to go on. */
 export type WorkerTask = (ctx: JobContext) => Promise<number>;
@@ -110,7 +120,11 @@ export class Worker {
         const message = err instanceof Error ? err.message : String(err);
         this.ctx.log.warn({ jobId: job.id, type: job.type, attempts: job.attempts, error: message }, 'job failed');
         if (job.attempts >= (this.options.maxAttempts ?? 10)) await repo.failJob(this.ctx.db, job.id, new Date().toISOString(), message);
-        else await repo.retryJob(this.ctx.db, job.id, new Date(Date.now() + Math.min(3_600_000, 1000 * 2 ** job.attempts)).toISOString(), message);
+        else {
+          const backoff = Math.min(3_600_000, 1000 * 2 ** job.attempts);
+          const delay = err instanceof RetryLater && err.delayMs !== null ? Math.max(err.delayMs, 1000) : backoff;
+          await repo.retryJob(this.ctx.db, job.id, new Date(Date.now() + delay).toISOString(), message);
+        }
       } finally {
         this.options.onJobDone?.(job.siteId);
       }

@@ -17,6 +17,8 @@ export interface Field<S extends TSchema = TSchema> {
   schema: S;
   /** The request schema; absent for read-only fields. */
   input?: TSchema;
+  /** The request schema on update, when it differs from create's (another description, no default). */
+  updateInput?: TSchema;
   /** On create: required, optional (the default for writable fields) or not accepted. */
   create?: 'required' | 'optional' | false;
   /** Accepted on update (default: yes for writable fields). */
@@ -114,7 +116,7 @@ export class FieldMap<F extends Fields> {
   /** The update body: every field accepted on update, all optional, at least one. */
   updateBody<E extends TProperties = {}>(extra: E = {} as E): TObject<UpdateProps<F> & E> {
     const props: TProperties = {};
-    for (const [name, f] of this.entries) if (f.input && f.update !== false) props[name] = Type.Optional(f.input);
+    for (const [name, f] of this.entries) if (f.input && f.update !== false) props[name] = Type.Optional(f.updateInput ?? f.input);
     return Type.Object({ ...props, ...extra }, { minProperties: 1 }) as never;
   }
 

@@ -76,6 +76,11 @@ export function tableRepository(table: keyof DB & string) {
       return Number(id);
     },
 
+    /** Inserts a row that brings its own id (a uuid). */
+    async insertKeyed(db: Executor, row: Row & { id: string }): Promise<void> {
+      await kdb(db).insertInto(table).values(row).execute();
+    },
+
     update(db: Executor, siteId: string, key: RecordKey, patch: Row) {
       return where(kdb(db).updateTable(table).set(patch), siteId, key).execute();
     },
@@ -100,16 +105,16 @@ export function tableRepository(table: keyof DB & string) {
       return out;
     },
 
-    /** Rows of the locale holding any of these column values (other than `exceptId`): one indexed query. */
-    clashes(db: Executor, siteId: string, locale: string, values: Row, exceptId?: number): Promise<Row[]> {
+    /** Rows sharing the `scope` columns (e.g. `{ locale }`) holding any of these column values (other than `exceptId`): one indexed query. */
+    clashes(db: Executor, siteId: string, scope: Row, values: Row, exceptId?: number | string): Promise<Row[]> {
       const pairs = Object.entries(values).filter(([, v]) => v !== undefined);
       if (!pairs.length) return Promise.resolve([]);
       let q = kdb(db)
         .selectFrom(table)
         .select(['id', ...pairs.map(([c]) => c)])
         .where('site_id', '=', siteId)
-        .where('locale', '=', locale)
         .where((eb: any) => eb.or(pairs.map(([c, v]) => eb(c, '=', v))));
+      for (const [column, value] of Object.entries(scope)) q = q.where(column, '=', value);
       if (exceptId) q = q.where('id', '!=', exceptId);
       return q.execute();
     },

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type { Executor } from '../db/types.js';
 import { AppError } from '../shared/errors.js';
 import { accessFor, type Access, type RouteScope, type Scope, isDeliveryScope } from '../shared/scopes.js';
-import { verifyToken, type TokenKind } from '../modules/api-tokens/api-tokens.service.js';
+import { verifyToken, type TokenKind } from '../modules/api-tokens/api-tokens.auth.js';
 
 /** Who is calling, set on every authenticated request (architecture: "One request", step 2). */
 export interface AuthContext {
@@ -62,14 +62,16 @@ export function bearerToken(header: string | undefined): string | null {
 
 /**
  * Authentication and scope check in one onRequest hook: 401 for a missing, malformed, unknown,
- * revoked or expired token; 403 for a missing scope or a delivery token on a write, decided
+ * revoked or expired token or an inactive user's; scopes are the token's effective ones (its own
+ * ∩ its user's role, decisions U3); `checkChanges` lets SQLite see another process's commits
+ * before a cached token is trusted; 403 for a missing scope or a delivery token on a write, decided
  * before the body is parsed or any record is looked up.
  */
-export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>): onRequestAsyncHookHandler {
+export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>, checkChanges?: () => void): onRequestAsyncHookHandler {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
     const raw = bearerToken(request.headers.authorization);
     if (!raw) throw new AppError('UNAUTHORIZED');
-    const token = await verifyToken(db, raw);
+    const token = await verifyToken(db, raw, checkChanges);
     if (token.kind === 'delivery' && !READ_METHODS.has(request.method)) throw new AppError('READ_ONLY_TOKEN');
     // Delivery tokens read the content groups only, whatever scopes an older token row holds (decisions G13).
     if (token.kind === 'delivery' && request.routeOptions.config.deliveryOpen) {

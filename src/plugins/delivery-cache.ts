@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler, RouteOptions } from 'fastify';
-import { etagOf } from '../shared/http-cache.js';
+import { etagOf, matchesEtag } from '../shared/http-cache.js';
 import { isDeliveryScope, type RouteScope } from '../shared/scopes.js';
 
 declare module 'fastify' {
@@ -15,6 +15,8 @@ declare module 'fastify' {
      * writes (hit counters). Site-key routes: off unless `true`.
      */
     deliveryCache?: boolean;
+    /** A write that changes nothing a cached read answers (a consent record): its site's cached answers stay. */
+    keepsDeliveryCache?: boolean;
   }
 }
 
@@ -77,6 +79,16 @@ export class DeliveryCache {
     this.bytes = 0;
   };
 
+  /**
+   * The site's generation now, after a look for other processes' commits: the one "site changed"
+   * signal every cache of site data keys on (decisions S17). It moves on every change to the site
+   * seen by this instance, so an answer built under an older one is not served again.
+   */
+  readonly generationOf = (siteId: string): number => {
+    this.pollChanges();
+    return this.stampOf(siteId);
+  };
+
   lookup(key: string, siteId: string): Entry | { miss: number } {
     this.pollChanges();
     const entry = this.entries.get(key);
@@ -114,11 +126,6 @@ export class DeliveryCache {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-function notModified(request: FastifyRequest, etag: string): boolean {
-  const given = request.headers['if-none-match'];
-  return !!given && (given.trim() === '*' || given.split(',').some((t) => t.trim().replace(/^W\//, '') === etag));
-}
-
 /** Whether a route's answers may be cached, from its declaration (checked once, when the route is added). */
 export function cachesRoute(route: RouteOptions, scope: RouteScope): boolean {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -151,7 +158,7 @@ export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsy
     }
     for (const [name, value] of found.headers) reply.header(name, value);
     reply.header('etag', found.etag);
-    if (notModified(request, found.etag)) return reply.code(304).send();
+    if (matchesEtag(request.headers['if-none-match'], found.etag)) return reply.code(304).send();
     return reply.send(found.body);
   };
   const store = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -168,7 +175,7 @@ export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsy
       if (value !== undefined) headers.push([name, String(value)]);
     }
     cache.store(miss.key, miss.siteId, miss.stamp, body, etag, headers);
-    if (notModified(request, etag)) {
+    if (matchesEtag(request.headers['if-none-match'], etag)) {
       reply.code(304);
       return null;
     }
@@ -184,7 +191,7 @@ export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsy
 export const forgetOnWrite =
   (cache: DeliveryCache) =>
   async (request: FastifyRequest): Promise<void> => {
-    if (!WRITE_METHODS.has(request.method)) return;
+    if (!WRITE_METHODS.has(request.method) || request.routeOptions.config.keepsDeliveryCache) return;
     const siteId = request.auth?.siteId ?? request.publicSite?.siteId;
     if (siteId) cache.changed(siteId);
   };

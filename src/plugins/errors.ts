@@ -1,6 +1,6 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorBody, type FieldErrors } from '../shared/errors.js';
+import { AppError, type ErrorBody, type FieldErrors, invalid } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
 import { FORMAT_MESSAGES } from '../shared/formats.js';
 
@@ -89,11 +89,8 @@ function dbFaultError(fault: DbFault): AppError {
             ? 'The database is busy with another writer; retry after the number of seconds in Retry-After.'
             : 'The database connection was lost; retry after the number of seconds in Retry-After.',
       });
-    case 'unique': {
-      const code = fault.field === 'slug' ? 'SLUG_TAKEN' : fault.field === 'key' ? 'KEY_TAKEN' : fault.field === 'name' ? 'NAME_TAKEN' : 'UNIQUE_VIOLATION';
-      const field = fault.field ?? 'body';
-      return new AppError(code, { errors: { [field]: [`This ${fault.field ?? 'value'} is already used.`] } });
-    }
+    case 'unique':
+      return invalid(fault.code, fault.field ?? 'body');
   }
 }
 

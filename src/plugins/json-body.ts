@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../shared/errors.js';
 
 /** Deepest nesting of objects and arrays a JSON body may have (rich-text documents, metadata, field data). */
@@ -66,20 +66,17 @@ export function cleanStrings(body: unknown): AppError | null {
   return null;
 }
 
+type ContentTypeParser = Parameters<FastifyInstance['addContentTypeParser']>[2];
+
 /**
  * Fastify's JSON parser (prototype-poisoning checks included), after a nesting check on the raw
  * text and followed by the string rules above. Malformed JSON stays a 400 `INVALID_JSON`
- * (decisions H12); every rule on well-formed JSON is a 422 naming `body`.
+ * (decisions H12); every rule on well-formed JSON is a 422 naming `body`. Also for routes that
+ * take JSON sent as `text/plain` (beacons, which cannot set a JSON content type).
  */
-export function registerJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
-}
-
-/** The checked JSON parser above, for routes that also read JSON sent under another type (beacons send `text/plain`). */
-export function jsonBodyParser(app: FastifyInstance) {
+export function jsonTextParser(app: FastifyInstance): ContentTypeParser {
   const parse = app.getDefaultJsonParser('error', 'error');
-  return (request: FastifyRequest, raw: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+  return ((request: unknown, raw: unknown, done: (err: Error | null, body?: unknown) => void) => {
     const text = raw as string;
     if (text.length > MAX_JSON_DEPTH * 2 && nestsDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
@@ -87,11 +84,17 @@ export function jsonBodyParser(app: FastifyInstance) {
         undefined,
       );
     }
-    parse(request, text, (err: Error | null, body?: unknown) => {
+    parse(request as never, text, (err: Error | null, body?: unknown) => {
       if (err) return done(err, undefined);
       const invalid = cleanStrings(body);
       if (invalid) return done(invalid, undefined);
       done(null, body);
     });
-  };
+  }) as ContentTypeParser;
+}
+
+export function registerJsonParser(app: FastifyInstance): void {
+  const parser = jsonTextParser(app);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
 }

@@ -3,9 +3,13 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
 import { openApiWebhooks } from '../modules/webhooks/webhooks.schemas.js';
+import type { EventDescriptions } from '../modules/types.js';
+
+/** Where the reference UI lives; @fastify/swagger-ui adds its routes with no way to declare a scope, so the route guard takes them as public. */
+export const DOCS_PREFIX = '/docs';
 
 /** OpenAPI 3.1 generated from the route schemas, served at /openapi.json; the reference UI at /docs. */
-export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, config: Config, version: string, events: EventDescriptions): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -18,8 +22,9 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
           '`{ statusCode, error, code, message, errors? }`.',
       },
       servers: [{ url: config.publicUrl }],
-      // What Cairn sends to a site's webhooks: one entry per event type (OpenAPI 3.1 `webhooks`).
-      webhooks: openApiWebhooks() as never,
+      // What Cairn sends to a site's webhooks: one entry per event type (OpenAPI 3.1 `webhooks`),
+      // as the modules that emit them describe them.
+      webhooks: openApiWebhooks(events) as never,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A site API token' },
@@ -30,6 +35,6 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', { config: { scope: 'public' }, schema: { hide: true } }, async () => app.swagger());
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
 import { bearerToken } from './auth.js';
 import type { Executor } from '../db/types.js';
-import { knownTokenId, verifyToken } from '../modules/api-tokens/api-tokens.service.js';
+import { knownTokenId, verifyToken } from '../modules/api-tokens/api-tokens.auth.js';
 
 // The plugin's own stores (not exported from its index): Redis's Lua counter and the in-process LRU.
 const requireCjs = createRequire(import.meta.url);

@@ -58,6 +58,8 @@ export interface RouteInfo {
   hasParams: boolean;
   hasBody: boolean;
   paramNames: string[];
+  /** Scopes some requests also need (config.conditionalScopes); GET /permissions counts them as used. */
+  conditionalScopes: string[];
 }
 
 const errorRef = (description: string) => ({ description, $ref: 'Error#' });
@@ -67,12 +69,21 @@ function isApiRoute(url: string): boolean {
 }
 
 /**
- * The route table's guard (architecture: "One request", step 3). At registration time, every /v1
- * route must declare `config.scope` from the catalog (or 'public'), or the app refuses to start.
+ * The route table's guard (architecture: "One request", step 3). At registration time, every
+ * route must declare `config.scope` from the catalog (or 'public'; outside /v1 only 'public'), or
+ * the app refuses to start. `undeclaredPublic` names the URL prefixes of routes a plugin adds
+ * without a way to declare one (the reference UI at /docs): those are public.
  * The hook also attaches authentication, publishes the scope and the error responses in the
  * OpenAPI document, and records the route for the generated contract tests.
  */
-export function registerRouteGuard(app: FastifyInstance, db: Executor, table: RouteInfo[], cache: DeliveryCache | null = null): void {
+export function registerRouteGuard(
+  app: FastifyInstance,
+  db: Executor,
+  table: RouteInfo[],
+  cache: DeliveryCache | null = null,
+  undeclaredPublic: readonly string[] = [],
+  checkChanges: () => void = () => undefined,
+): void {
   const cacheHooks = cache && deliveryCacheHooks(cache);
   /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
   const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler) => {
@@ -87,10 +98,15 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     route.onRequest = onRequest as RouteOptions['onRequest'];
   };
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (!isApiRoute(route.url)) return;
-    const scope = route.config?.scope;
+    const underPrefix = (prefix: string) => route.url === prefix || route.url.startsWith(`${prefix}/`);
+    const scope = route.config?.scope ?? (undeclaredPublic.some(underPrefix) ? 'public' : undefined);
     if (!scope || (scope !== 'public' && !isScope(scope))) {
       throw new Error(`Route ${String(route.method)} ${route.url} declares no valid scope (config.scope)`);
+    }
+    // Outside /v1 (health, the API document, files at their public URLs): no token, no site key.
+    if (!isApiRoute(route.url)) {
+      if (scope !== 'public') throw new Error(`Route ${String(route.method)} ${route.url} is outside /v1, so its scope must be 'public'`);
+      return;
     }
     const conditional = route.config?.conditionalScopes ?? [];
     for (const c of conditional) {
@@ -100,7 +116,15 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     const schema = (route.schema ??= {}) as Record<string, any>;
     const paramNames = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
     for (const method of methods) {
-      table.push({ method, url: route.url, scope, hasParams: paramNames.length > 0, hasBody: !!schema.body, paramNames });
+      table.push({
+        method,
+        url: route.url,
+        scope,
+        hasParams: paramNames.length > 0,
+        hasBody: !!schema.body,
+        paramNames,
+        conditionalScopes: conditional.map((c) => c.scope),
+      });
     }
 
     const responses = (schema.response ??= {}) as Record<string, unknown>;
@@ -135,6 +159,6 @@ export function registerRouteGuard(app: FastifyInstance, db: Executor, table: Ro
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
     if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
-    attach(route, scope, authHook(db, scope));
+    attach(route, scope, authHook(db, scope, checkChanges));
   });
 }

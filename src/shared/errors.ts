@@ -53,6 +53,9 @@ export const ERROR_CATALOG = {
   WEBHOOK_INACTIVE: { status: 409, message: 'The webhook is inactive: enable it (PUT isActive: true) first.' },
   // Integrations (decisions A2): the spec names this code in lower case.
   integration_not_connected: { status: 409, message: 'No search console is connected to this site.' },
+  integration_failed: { status: 424, message: 'The search console could not be reached, and nothing is synced yet.' },
+  SEARCH_CONSOLE_AUTH_FAILED: { status: 422, message: "Google's token endpoint refused the credentials." },
+  SEARCH_CONSOLE_PROPERTY_DENIED: { status: 422, message: 'The credentials have no verified access to this search-console property.' },
   // Redirects
   SOURCE_PATH_TAKEN: { status: 422, message: 'A redirect with this source path already exists.' },
   SOURCE_PATH_INVALID: { status: 422, message: 'An exact source path must start with / (a path on the site, without its query string).' },
@@ -71,8 +74,23 @@ export const ERROR_CATALOG = {
   FORM_CLOSED: { status: 409, message: 'The form is closed and accepts no submissions.' },
   PATH_TAKEN: { status: 422, message: 'Another page block of this locale already has this path.' },
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
+  // Users, roles and tokens (decisions U1-U4)
+  SCOPE_ESCALATION: { status: 403, message: 'You cannot grant scopes you do not hold.' },
+  USER_NOT_MANAGEABLE: { status: 403, message: "This user's role holds scopes you do not hold: you cannot change, deactivate or delete them." },
+  TOKEN_NOT_MANAGEABLE: { status: 403, message: 'This token holds scopes you do not hold: you cannot change, regenerate or delete it.' },
+  OWNER_PROTECTED: { status: 409, message: "The site's owner cannot be demoted, deactivated or deleted (cairn users set-owner moves ownership)." },
+  TOKEN_NOT_ACTIVE: { status: 409, message: 'The token is revoked: create a new one.' },
+  ROLE_PROTECTED: { status: 409, message: 'The owner role cannot be changed or deleted.' },
+  ROLE_IN_USE: { status: 409, message: 'Users hold this role: delete it with reassignTo=<roleId>.' },
+  EMAIL_TAKEN: { status: 422, message: 'Another user of this site has this e-mail address.' },
   RETENTION_INVALID: { status: 422, message: 'aggregateRetentionDays must be at least rawRetentionDays.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
+  // Periods of stats (decisions A8)
+  DATE_RANGE_INVALID: { status: 422, message: 'Send either period or both startDate and endDate (real dates, start not after end).' },
+  DATE_RANGE_TOO_LONG: { status: 422, message: 'The date range may span at most 3,660 days.' },
+  // Cookie consent
+  COOKIE_CONSENT_DISABLED: { status: 409, message: 'Cookie consent is disabled for this site: no choices are recorded.' },
+  CONSENT_CATEGORY_UNKNOWN: { status: 422, message: 'The category is not one of the configured cookie categories.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

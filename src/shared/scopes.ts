@@ -1,3 +1,4 @@
+import { AppError } from './errors.js';
 /**
  * The full scope catalog of the specification (Authentication, "Permission scopes"), as one constant.
  * Generated from the spec table; `a.view/create` shorthands are expanded.
@@ -151,3 +152,49 @@ const DELIVERY_SET = new Set<string>(DELIVERY_SCOPES);
 export function isDeliveryScope(scope: string): boolean {
   return DELIVERY_SET.has(scope);
 }
+
+/**
+ * No escalation (decisions U4): scopes granted to a token or a role, or reached through a role
+ * given to a user, must all be held by the caller. 403 SCOPE_ESCALATION names the others.
+ */
+export function assertHeld(held: ReadonlySet<string>, granted: Iterable<string>, what: string): void {
+  const missing = [...new Set(granted)].filter((s) => !held.has(s));
+  if (missing.length) throw new AppError('SCOPE_ESCALATION', { message: `${what} would grant scopes you do not hold: ${missing.join(', ')}.` });
+}
+
+const ACTIONS: Record<string, string> = {
+  view: 'Read',
+  create: 'Create',
+  update: 'Change',
+  delete: 'Delete',
+  publish: 'Publish and unpublish',
+  import: 'Import',
+  export: 'Export',
+  upload: 'Upload',
+  manage: 'Manage (exports and site-wide operations of)',
+  schema: 'Change the field schemas of',
+  test: 'Send test events to',
+  regenerate: 'Regenerate the values of',
+  manage_roles: 'Give roles to',
+  assign: 'Set the scopes of roles, i.e. assign',
+  moderate: 'Moderate',
+  settings: 'Change the settings of',
+  gsc: 'Read search-console data of',
+  logs: 'Read the consent records of',
+  generate: 'Generate text with',
+};
+
+/** A line saying what a scope grants, for GET /permissions: "Delete contents (own records only)". */
+export function describeScope(scope: string): string {
+  const own = scope.endsWith('.own');
+  const parts = (own ? scope.slice(0, -4) : scope).split('.');
+  const action = parts.length > 1 ? parts[parts.length - 1]! : '';
+  const subject = parts.slice(0, -1).join(' ').replace(/_/g, ' ');
+  const verb = ACTIONS[action] ?? action.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+  return `${verb} ${subject}${own ? " (only records whose author is the token's user)" : ''}`;
+}
+
+/** The area of every catalog scope (the catalog's group names). */
+export const SCOPE_AREAS: ReadonlyMap<string, string> = new Map(
+  Object.entries(SCOPE_CATALOG).flatMap(([area, scopes]) => (scopes as readonly string[]).map((s) => [s, area] as const)),
+);

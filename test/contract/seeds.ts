@@ -12,6 +12,7 @@ import { siteBlockSeeds } from './seeds/site-blocks.js';
 import { formSeeds } from './seeds/forms.js';
 import { mediaFolderSeeds } from './seeds/media-folders.js';
 import { mediaSeeds } from './seeds/media.js';
+import { userSeeds } from './seeds/users.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -40,6 +41,7 @@ export const SEEDS: Record<string, Seed> = {
   ...formSeeds,
   ...mediaFolderSeeds,
   ...mediaSeeds,
+  ...userSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

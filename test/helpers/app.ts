@@ -5,7 +5,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createApp, type CreateAppOptions } from '../../src/app.js';
-import { createSite, createUser } from '../../src/modules/sites/sites.service.js';
+import { createSite } from '../../src/modules/sites/sites.service.js';
+import { createUser } from '../../src/modules/users/users.service.js';
 import { createToken, type TokenKind } from '../../src/modules/api-tokens/api-tokens.service.js';
 import { ALL_SCOPES } from '../../src/shared/scopes.js';
 import { testBucket } from './s3.js';
@@ -116,7 +117,8 @@ export async function createTokenFor(
 ): Promise<{ token: string; tokenId: string; userId: string }> {
   let userId = options.userId;
   if (!userId) {
-    const user = options.newUser ? await createUser(app.database.db, siteId, options.newUser) : null;
+    // An administrator, as migration 0026 made every user but the owner: the token's scopes decide.
+    const user = options.newUser ? await createUser(app.database.db, siteId, { fullName: options.newUser, roleSlug: 'administrator' }) : null;
     userId =
       user?.id ?? (await app.database.db.selectFrom('users').select('id').where('site_id', '=', siteId).orderBy('created_at').executeTakeFirstOrThrow()).id;
   }

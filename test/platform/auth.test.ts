@@ -200,4 +200,26 @@ describe('the scope guard at boot', () => {
     };
     await expect(buildTestApp({}, { extraModules: [bad] })).rejects.toThrow(/declares no valid scope/);
   });
+
+  it('checks routes outside /v1 too: each declares its scope, and only public ones live there', async () => {
+    const unguarded: AppModule = {
+      name: 'bad',
+      routes() {},
+      rootRoutes(app) {
+        app.get('/outside', async () => ({ ok: true }));
+      },
+    };
+    await expect(buildTestApp({}, { extraModules: [unguarded] })).rejects.toThrow(/GET \/outside declares no valid scope/);
+    const tokenOutside: AppModule = {
+      name: 'bad',
+      routes() {},
+      rootRoutes(app) {
+        app.get('/outside', { config: { scope: 'contents.view' } }, async () => ({ ok: true }));
+      },
+    };
+    await expect(buildTestApp({}, { extraModules: [tokenOutside] })).rejects.toThrow(/GET \/outside is outside \/v1, so its scope must be 'public'/);
+    // The app's own routes outside /v1 declare theirs (the app starts), and answer without a token.
+    expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    expect((await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).statusCode).toBe(200);
+  });
 });

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { emitEvent } from '../../src/jobs/outbox.js';
 import * as jobsRepo from '../../src/jobs/jobs.repository.js';
 import { RETENTION_BATCH, retentionTask } from '../../src/jobs/retention.js';
-import { reencryptSecrets } from '../../src/modules/webhooks/webhooks.service.js';
+import { reencryptSecrets } from '../../src/shared/encrypted-columns.js';
 import { KEY_FILE, loadSecretBox, SecretBox, parseKey } from '../../src/shared/secrets.js';
 import { TEST_SECRET_KEY, type TestApp } from '../helpers/app.js';
 import { useTestApp } from '../helpers/suite.js';

@@ -7,8 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 import { searchContents } from '../../src/modules/contents/contents.search.js';
-import { createSite } from '../../src/modules/sites/sites.service.js';
-import { adminQuery, TEST_DIALECT } from '../helpers/app.js';
+import { createToken } from '../../src/modules/api-tokens/api-tokens.service.js';
+import { hashSecret, verifyToken } from '../../src/modules/api-tokens/api-tokens.auth.js';
+import { ALL_SCOPES } from '../../src/shared/scopes.js';
+import { adminQuery, allScopesExcept, TEST_DIALECT } from '../helpers/app.js';
 
 /**
  * Migrations that move data keep every row: a database as the release before left it, filled,
@@ -42,13 +44,58 @@ async function freshDatabase(): Promise<Database> {
 
 const none = { apply: (qb: any) => qb, args: {} };
 
+/** A site and its first user as the releases before 0026 made them (no roles yet). */
+async function oldSite(
+  db: Kysely<any>,
+  name: string,
+  users: Array<{ name: string; email?: string; at: string }> = [{ name: 'Owner', at: '2024-01-01T00:00:00.000Z' }],
+) {
+  const id = randomUUID();
+  const at = '2024-01-01T00:00:00.000Z';
+  const bool = (v: boolean) => (TEST_DIALECT === 'postgres' ? v : Number(v));
+  await db
+    .insertInto('sites')
+    .values({
+      id,
+      name,
+      domain: `${id.slice(0, 8)}.example`,
+      slug: `site-${id.slice(0, 8)}`,
+      timezone: 'UTC',
+      is_active: bool(true),
+      show_branding: bool(true),
+      public_key: `pk_${randomUUID().replace(/-/g, '')}`,
+      default_locale: 'en',
+      multi_language_enabled: bool(false),
+      enabled_locales: '["en"]',
+      detection_enabled: bool(false),
+      detection_order: '["cookie","browser"]',
+      cookie_name: 'cairn_locale',
+      cookie_max_age: 365,
+      redirect_to_default: bool(false),
+      hide_default_locale: bool(true),
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+  const userIds: string[] = [];
+  for (const u of users) {
+    const userId = randomUUID();
+    userIds.push(userId);
+    await db
+      .insertInto('users')
+      .values({ id: userId, site_id: id, full_name: u.name, email: u.email ?? null, created_at: u.at, updated_at: u.at })
+      .execute();
+  }
+  return { id, userIds };
+}
+
 describe('migration 0025: content bodies in their own table (issue 15 item 5)', () => {
   it('copies every body, drops the columns from contents, and search finds what it found before', async () => {
     const database = await freshDatabase();
     await migrateTo(database, '0024_site_change_notify');
     const db = database.db as unknown as Kysely<any>;
-    const site = await createSite(database.db, { name: 'Old site', domain: 'old.example' });
-    const other = await createSite(database.db, { name: 'Other site', domain: 'other.example' });
+    const site = await oldSite(database.db as unknown as Kysely<any>, 'Old site');
+    const other = await oldSite(database.db as unknown as Kysely<any>, 'Other site');
     const at = '2024-05-01T10:00:00.000Z';
     const rows = [
       {
@@ -138,5 +185,99 @@ describe('migration 0025: content bodies in their own table (issue 15 item 5)', 
       expect(Number((await sql<{ n: number }>`select count(*) as n from contents_fts`.execute(db)).rows[0]!.n)).toBe(2);
       await sql`insert into contents_fts(contents_fts) values('integrity-check')`.execute(db);
     }
+  }, 60_000);
+});
+
+describe('migration 0026: users, roles and tokens (issue 30)', () => {
+  it("seeds each site's five roles, makes the oldest user owner and the others administrators, so no token loses power", async () => {
+    const database = await freshDatabase();
+    await migrateTo(database, '0025_content_bodies');
+    const db = database.db as unknown as Kysely<any>;
+    const a = await oldSite(db, 'A', [
+      { name: 'Second', email: 'Ada@Example.TEST', at: '2024-02-01T00:00:00.000Z' },
+      { name: 'First', at: '2024-01-01T00:00:00.000Z' },
+      { name: 'Third', email: 'ada@example.test', at: '2024-03-01T00:00:00.000Z' },
+    ]);
+    const b = await oldSite(db, 'B', [{ name: 'Only', email: 'ada@example.test', at: '2024-05-01T00:00:00.000Z' }]);
+    const secret = 'S'.repeat(43);
+    const insertToken = async (siteId: string, userId: string, scopes: readonly string[]) => {
+      const id = randomUUID();
+      await db
+        .insertInto('api_tokens')
+        .values({
+          id,
+          site_id: siteId,
+          user_id: userId,
+          name: 't',
+          kind: 'management',
+          secret_hash: hashSecret(secret),
+          scopes: JSON.stringify(scopes),
+          created_at: '2024-06-01T00:00:00.000Z',
+        })
+        .execute();
+      return `cairn_${id.replace(/-/g, '')}_${secret}`;
+    };
+    const ownerToken = await insertToken(a.id, a.userIds[1]!, ALL_SCOPES);
+    const otherToken = await insertToken(a.id, a.userIds[0]!, allScopesExcept('sites.delete'));
+
+    expect(await migrateToLatest(database)).toContain('0026_users_roles');
+
+    const roles = await db.selectFrom('roles').select(['site_id', 'slug', 'is_system', 'scopes']).orderBy('site_id').orderBy('slug').execute();
+    expect(roles.filter((r) => r.site_id === a.id).map((r) => r.slug)).toEqual(['administrator', 'author', 'editor', 'owner', 'viewer']);
+    expect(roles.filter((r) => r.site_id === b.id)).toHaveLength(5);
+    const scopesOf = (slug: string) =>
+      JSON.parse(
+        typeof roles.find((r) => r.site_id === a.id && r.slug === slug)!.scopes === 'string'
+          ? roles.find((r) => r.site_id === a.id && r.slug === slug)!.scopes
+          : JSON.stringify(roles.find((r) => r.site_id === a.id && r.slug === slug)!.scopes),
+      );
+    expect(scopesOf('owner')).toHaveLength(ALL_SCOPES.length);
+    expect(scopesOf('administrator')).toEqual(ALL_SCOPES.filter((s) => s !== 'sites.delete'));
+    expect(scopesOf('author')).toEqual([
+      'contents.view',
+      'contents.create',
+      'contents.update.own',
+      'contents.delete.own',
+      'contents.publish.own',
+      'media.view',
+      'media.upload',
+      'categories.view',
+      'tags.view',
+      'site_blocks.view',
+    ]);
+    expect(roles.filter((r) => Boolean(r.is_system)).map((r) => r.slug)).toEqual(['owner', 'owner']);
+
+    const users = await db
+      .selectFrom('users as u')
+      .innerJoin('roles as r', 'r.id', 'u.role_id')
+      .select(['u.id', 'u.full_name', 'u.email', 'u.is_owner', 'u.is_active', 'r.slug', 'r.site_id'])
+      .orderBy('u.created_at')
+      .execute();
+    expect(users.map((u) => [u.full_name, u.slug, Boolean(u.is_owner), Boolean(u.is_active), u.email, u.site_id])).toEqual([
+      ['First', 'owner', true, true, null, a.id],
+      ['Second', 'administrator', false, true, 'ada@example.test', a.id],
+      ['Third', 'administrator', false, true, null, a.id],
+      ['Only', 'owner', true, true, 'ada@example.test', b.id],
+    ]);
+    const tokens = await db.selectFrom('api_tokens').select(['updated_at', 'created_at', 'description', 'regenerated_at']).execute();
+    expect(
+      tokens.every((t) => new Date(t.updated_at).getTime() === new Date(t.created_at).getTime() && t.description === null && t.regenerated_at === null),
+    ).toBe(true);
+
+    // Every token acts with the scopes it had: the owner's all of them, another user's all it held.
+    expect((await verifyToken(database.db, ownerToken)).scopes.size).toBe(ALL_SCOPES.length);
+    expect((await verifyToken(database.db, otherToken)).scopes.size).toBe(ALL_SCOPES.length - 1);
+    // A second owner of one site, or a second user with the same e-mail, is refused by the database itself.
+    await expect(
+      db
+        .updateTable('users')
+        .set({ is_owner: TEST_DIALECT === 'postgres' ? true : 1 })
+        .where('id', '=', a.userIds[0]!)
+        .execute(),
+    ).rejects.toThrow();
+    await expect(db.updateTable('users').set({ email: 'ada@example.test' }).where('id', '=', a.userIds[2]!).execute()).rejects.toThrow();
+    // The migrated owner makes tokens as before.
+    const made = await createToken(database.db, { siteId: a.id, userId: a.userIds[1]!, scopes: 'all' });
+    expect(made.scopes).toHaveLength(ALL_SCOPES.length);
   }, 60_000);
 });

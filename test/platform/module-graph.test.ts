@@ -2,19 +2,30 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** Every module of src/ with the src/ modules it imports (type-only imports included: a cycle of types is still a knot). */
-function importGraph(): Map<string, string[]> {
+/**
+ * Every module of src/ with the src/ modules it imports (type-only imports included unless
+ * `withTypes` is false: a cycle of types is still a knot, but a type reads no data).
+ */
+function importGraph(withTypes = true): Map<string, string[]> {
   const root = path.resolve(import.meta.dirname, '../../src');
   const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(path.join(root, file), 'utf8');
-    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.{1,2}\/[^']+)'|(?:^|\n)\s*import\s+'(\.{1,2}\/[^']+)'/g)].map((m) =>
-      path.join(path.dirname(file), (m[1] ?? m[2])!).replace(/\.js$/, '.ts'),
-    );
+    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.{1,2}\/[^']+)'|(?:^|\n)\s*import\s+'(\.{1,2}\/[^']+)'/g)]
+      .filter((m) => withTypes || !/^\s*(?:import|export)\s+type\b/.test(m[0]))
+      .map((m) => path.join(path.dirname(file), (m[1] ?? m[2])!).replace(/\.js$/, '.ts'));
     graph.set(file, targets);
   }
   return graph;
+}
+
+/** Imports of a module's repository from outside its folder (modules/<group>/<group>.repository.ts). */
+function repositoryReaders(graph: Map<string, string[]>): string[] {
+  const folder = (file: string) => file.split('/').slice(0, 2).join('/');
+  return [...graph].flatMap(([file, targets]) =>
+    targets.filter((t) => /^modules\/[^/]+\/[^/]+\.repository\.ts$/.test(t) && folder(t) !== folder(file)).map((t) => `${file} -> ${t}`),
+  );
 }
 
 function cycles(graph: Map<string, string[]>): string[][] {
@@ -47,6 +58,10 @@ describe('module graph of src/', () => {
     expect(offending).toEqual([]);
   });
 
+  it("keeps each module out of other modules' repositories: their data is read through the small read interface they export", () => {
+    expect(repositoryReaders(importGraph(false))).toEqual([]);
+  });
+
   it('finds imports (the check itself works)', () => {
     const graph = importGraph();
     expect(graph.get('app.ts')).toContain('db/connect.ts');
@@ -58,5 +73,8 @@ describe('module graph of src/', () => {
         ]),
       ),
     ).toHaveLength(1);
+    expect(repositoryReaders(new Map([['modules/seo/x.ts', ['modules/site-blocks/site-blocks.repository.ts', 'modules/seo/seo.repository.ts']]]))).toEqual([
+      'modules/seo/x.ts -> modules/site-blocks/site-blocks.repository.ts',
+    ]);
   });
 });

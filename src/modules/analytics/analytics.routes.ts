@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { jsonBodyParser } from '../../plugins/json-body.js';
+import { jsonTextParser } from '../../plugins/json-body.js';
 import { Data, named, ref } from '../../shared/schemas.js';
 import type { App, AppModule, ModuleDeps } from '../types.js';
 import { Collector } from './analytics.collector.js';
@@ -9,6 +9,7 @@ import { AnalyticsSettings, AnalyticsSettingsUpdate, CollectResult, Envelope, Im
 import * as settings from './analytics.settings.js';
 import { type AnalyticsStore, SqlAnalyticsStore } from './analytics.store.js';
 import { rebuildTask, retentionTask } from './analytics.tasks.js';
+import { trackerRoutes } from './tracker.routes.js';
 
 const tags = ['Analytics'];
 const SettingsRef = ref(named('AnalyticsSettings', AnalyticsSettings));
@@ -29,7 +30,7 @@ export function analyticsOf(db: ModuleDeps['db']): { store: AnalyticsStore; coll
 
 function publicRoutes(app: App, config: ModuleDeps['config'], collector: Collector) {
   // Beacons and keepalive fetches send JSON as text/plain (no CORS preflight).
-  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: COLLECTOR_BODY_LIMIT }, jsonBodyParser(app));
+  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: COLLECTOR_BODY_LIMIT }, jsonTextParser(app));
   app.post(
     '/public/analytics/events',
     {
@@ -119,6 +120,7 @@ export const analyticsModule: AppModule = {
     });
 
     await app.register(async (scope) => publicRoutes(scope as App, config, collector));
+    trackerRoutes(app);
   },
 };
 

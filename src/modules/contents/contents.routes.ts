@@ -6,6 +6,7 @@ import { PageQuery } from '../../shared/pagination.js';
 import * as S from './contents.schemas.js';
 import * as service from './contents.service.js';
 import { notFound } from '../../shared/errors.js';
+import { CONTENT_EVENTS } from './contents.events.js';
 
 const tags = ['Contents'];
 /** A status other than draft, and any status change, also needs contents.publish (decisions G12, H10). */
@@ -35,6 +36,7 @@ const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 50
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: "Default: the site's default locale" })) });
 export const contentsModule: AppModule = {
   name: 'contents',
+  events: CONTENT_EVENTS,
   jobs(worker, { db }) {
     // Scheduled publishing (decisions C2): the job is written when a content is scheduled.
     worker.handle(service.PUBLISH_JOB, async (_ctx, job) => {

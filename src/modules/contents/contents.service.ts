@@ -12,6 +12,7 @@ import { type AuthContext, requireScope } from '../../plugins/auth.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
 import { effectiveSchemaOf } from '../categories/categories.rules.js';
 import { setMediaReferences, variantsOfFileUrl } from '../media/media.references.js';
+import { setOutboundLinks } from '../search-console/search-console.links.js';
 import { contentPath, loadCategoryPaths, loadUrlContext, URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import * as repo from './contents.repository.js';
 import type { RevisionRow } from '../../kit/revisions.js';
@@ -74,12 +75,16 @@ function featuredImage(url: string | null, alt: string | null) {
   return url ? { url, alt, variants: null } : null;
 }
 
-/** Keeps which media files the featured image and the body use (decisions M15), for the fields a write set (undefined: unchanged). */
-function setContentMedia(tx: Executor, siteId: string, id: number, featuredImageUrl: string | null | undefined, bodyHtml: string | undefined) {
+/**
+ * Keeps which media files the featured image and the body use (decisions M15), and the links the
+ * body makes (SC4), for the fields a write set (undefined: unchanged).
+ */
+async function setContentMedia(tx: Executor, siteId: string, id: number, featuredImageUrl: string | null | undefined, bodyHtml: string | undefined) {
   const fields: Record<string, string | null> = {};
   if (featuredImageUrl !== undefined) fields.featuredImage = featuredImageUrl;
   if (bodyHtml !== undefined) fields.body = bodyHtml;
-  return setMediaReferences(tx, siteId, { contentId: id }, fields);
+  await setMediaReferences(tx, siteId, { contentId: id }, fields);
+  if (bodyHtml !== undefined) await setOutboundLinks(tx, siteId, { contentId: id }, bodyHtml);
 }
 
 function toSummary(r: repo.SummaryRow, rel: Relations) {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import { etagOf } from '../../shared/http-cache.js';
+import { etagOf, notModified } from '../../shared/http-cache.js';
 import { invalid } from '../../shared/errors.js';
 import { Data, Id, Locale, Message, Nullable, named, Paginated, ref, SiteKeyParam } from '../../shared/schemas.js';
 import type { App, AppModule } from '../types.js';
@@ -14,6 +14,7 @@ import { publicCaptcha } from '../spam/spam.service.js';
 import { parseJson } from '../../db/json.js';
 import type { Db } from '../../db/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
+import { FORM_EVENTS } from './forms.events.js';
 
 const tags = ['Forms'];
 const FormParams = Type.Object({ id: Id() });
@@ -96,9 +97,7 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
         submitLabel: form.submit_label,
         captcha: form.captcha_enabled ? await publicCaptcha(db, siteId) : null,
       };
-      const etag = etagOf(JSON.stringify(body));
-      reply.header('etag', etag).header('cache-control', 'public, max-age=60');
-      if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) return reply.code(304).send(null);
+      if (notModified(req, reply, etagOf(JSON.stringify(body)), 'public, max-age=60')) return reply.send(null);
       return { data: { ...body, fillToken: submissions.fillToken(secrets, form) } };
     },
   );
@@ -148,6 +147,7 @@ const ORPHAN_UPLOAD_MS = 3_600_000;
 
 export const formsModule: AppModule = {
   name: 'forms',
+  events: FORM_EVENTS,
   jobs(worker, { storage }) {
     let sweptAt = 0;
     worker.task('forms.sweep_uploads', async () => {

@@ -1,30 +1,11 @@
 import { Type } from 'typebox';
-import { Data, Message, Nullable, named, ref, Timestamp, Uuid } from '../../shared/schemas.js';
+import { Data, Message, named, ref, Uuid } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
+import { FolderDetail, mediaFolders, ParentId } from './media-folders.resource.js';
 import * as service from './media-folders.service.js';
 
 const tags = ['Media folders'];
 const Params = Type.Object({ id: Uuid });
-const FolderName = Type.String({ minLength: 1, maxLength: 255, description: 'Unique within its parent, whatever the case' });
-const ParentId = Nullable({ ...Uuid, description: 'The parent folder; null for the top level' });
-
-const FolderSummary = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  mediaCount: Type.Integer({ description: "The folder's own files, trashed ones left out" }),
-});
-const Folder = named(
-  'MediaFolder',
-  Type.Object({
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    parentId: Nullable(Type.String({ format: 'uuid' })),
-    mediaCount: Type.Integer({ description: "The folder's own files, trashed ones left out" }),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  }),
-);
-const FolderDetail = named('MediaFolderDetail', Type.Object({ ...Folder.properties, children: Type.Array(FolderSummary) }));
 const TreeNode = named(
   'MediaFolderTreeNode',
   Type.Object({
@@ -39,6 +20,7 @@ const TreeNode = named(
 export const mediaFoldersModule: AppModule = {
   name: 'media-folders',
   routes(app, { db, storage }) {
+    const r = mediaFolders.routes(db);
     app.get(
       '/media-folders',
       {
@@ -51,27 +33,13 @@ export const mediaFoldersModule: AppModule = {
             parentId: Type.Optional(Type.Union([Uuid, Type.Literal('root')], { description: 'Only the children of this folder (`root`: the top level)' })),
             search: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Case-insensitive part of the name' })),
           }),
-          response: { 200: Type.Object({ data: Type.Array(ref(Folder)) }) },
+          response: { 200: Type.Object({ data: Type.Array(ref(mediaFolders.schemas.Schema)) }) },
         },
       },
       async (req) => ({ data: await service.listFolders(db, req.auth.siteId, req.query) }),
     );
 
-    app.post(
-      '/media-folders',
-      {
-        config: { scope: 'media.update' },
-        schema: {
-          tags,
-          operationId: 'createMediaFolder',
-          summary: 'Create a folder',
-          body: Type.Object({ name: FolderName, parentId: Type.Optional(ParentId) }),
-          response: { 201: Data(ref(FolderDetail)) },
-        },
-      },
-      async (req, reply) => reply.code(201).send({ data: await service.createFolder(db, req.auth.siteId, req.body) }),
-    );
-
+    app.route(r.create);
     app.get(
       '/media-folders/tree',
       {
@@ -102,31 +70,8 @@ export const mediaFoldersModule: AppModule = {
       async (req, reply) => reply.code(201).send(await service.moveMedia(db, req.auth.siteId, req.body.mediaIds, req.body.folderId)),
     );
 
-    app.get(
-      '/media-folders/:id',
-      {
-        config: { scope: 'media.view' },
-        schema: { tags, operationId: 'getMediaFolder', summary: 'A folder with its children', params: Params, response: { 200: Data(ref(FolderDetail)) } },
-      },
-      async (req) => ({ data: await service.getFolder(db, req.auth.siteId, req.params.id) }),
-    );
-
-    app.put(
-      '/media-folders/:id',
-      {
-        config: { scope: 'media.update' },
-        schema: {
-          tags,
-          operationId: 'updateMediaFolder',
-          summary: 'Rename and/or move a folder',
-          params: Params,
-          body: Type.Object({ name: Type.Optional(FolderName), parentId: Type.Optional(ParentId) }, { minProperties: 1 }),
-          response: { 200: Data(ref(FolderDetail)) },
-        },
-      },
-      async (req) => ({ data: await service.updateFolder(db, req.auth.siteId, req.params.id, req.body) }),
-    );
-
+    app.route(r.get);
+    app.route(r.update);
     app.post(
       '/media-folders/:id/move',
       {
@@ -141,7 +86,7 @@ export const mediaFoldersModule: AppModule = {
           response: { 200: Data(ref(FolderDetail)) },
         },
       },
-      async (req) => ({ data: await service.updateFolder(db, req.auth.siteId, req.params.id, { parentId: req.body.parentId }) }),
+      async (req) => ({ data: await mediaFolders.service.update(db, req.auth.siteId, req.params.id, { parentId: req.body.parentId }) }),
     );
 
     app.delete(

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { now } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
 import { invalid, notFound } from '../../shared/errors.js';
@@ -10,7 +9,7 @@ import type { FolderRow } from './media-folders.repository.js';
 /** Folders nest at most this deep: a root folder is level 1 (spec "Media folders", decisions M6). */
 export const MAX_DEPTH = 3;
 
-const nameKey = (name: string) => name.toLocaleLowerCase('en');
+export const nameKey = (name: string) => name.toLocaleLowerCase('en');
 
 /** A site's folders as a tree in memory, for depth, cycles and the shapes the API answers. */
 class Folders {
@@ -59,7 +58,7 @@ export interface TreeNode {
   children: TreeNode[];
 }
 
-async function load(db: Executor, siteId: string): Promise<Folders> {
+export async function load(db: Executor, siteId: string): Promise<Folders> {
   const [rows, counts] = await Promise.all([repo.allFolders(db, siteId), repo.mediaCounts(db, siteId)]);
   return new Folders(rows, counts);
 }
@@ -71,7 +70,7 @@ function existing(folders: Folders, id: string): FolderRow {
 }
 
 /** A parent a folder may go under: a folder of this site, not the folder itself or below it, within the depth. */
-function checkParent(folders: Folders, parentId: string | null, moving?: string): void {
+export function checkParent(folders: Folders, parentId: string | null, moving?: string): void {
   if (parentId === null) return;
   if (!folders.byId.has(parentId)) throw invalid('FOLDER_NOT_FOUND', 'parentId');
   if (moving && folders.subtree(moving).includes(parentId))
@@ -86,11 +85,11 @@ function checkParent(folders: Folders, parentId: string | null, moving?: string)
   }
 }
 
-async function assertNameFree(db: Executor, siteId: string, parentId: string | null, name: string, exceptId?: string) {
+export async function assertNameFree(db: Executor, siteId: string, parentId: string | null, name: string, exceptId?: string) {
   if (await repo.nameTaken(db, siteId, parentId, nameKey(name), exceptId)) throw invalid('NAME_TAKEN', 'name', `A folder named "${name}" already exists here.`);
 }
 
-const trimmed = (name: string) => {
+export const trimmed = (name: string) => {
   const out = name.trim();
   if (!out) throw invalid('VALIDATION_FAILED', 'name', 'must not be empty');
   return out;
@@ -111,49 +110,13 @@ export async function folderTree(db: Executor, siteId: string) {
   return (await load(db, siteId)).tree();
 }
 
-export async function getFolder(db: Executor, siteId: string, id: string) {
+/** A folder with its children, as get, create and update answer it. */
+export async function folderDetail(db: Executor, siteId: string, row: FolderRow) {
   const folders = await load(db, siteId);
-  const row = existing(folders, id);
   return {
     ...folders.flat(row),
-    children: (folders.children.get(id) ?? []).map((c) => ({ id: c.id, name: c.name, mediaCount: folders.counts.get(c.id) ?? 0 })),
+    children: (folders.children.get(row.id) ?? []).map((c) => ({ id: c.id, name: c.name, mediaCount: folders.counts.get(c.id) ?? 0 })),
   };
-}
-
-export async function createFolder(db: Db, siteId: string, input: { name: string; parentId?: string | null }) {
-  const name = trimmed(input.name);
-  const parentId = input.parentId ?? null;
-  const id = randomUUID();
-  await db.transaction().execute(async (tx) => {
-    checkParent(await load(tx, siteId), parentId);
-    await assertNameFree(tx, siteId, parentId, name);
-    const at = now();
-    await repo.insertFolder(tx, {
-      id,
-      site_id: siteId,
-      name,
-      name_key: nameKey(name),
-      parent_id: parentId,
-      parent_key: parentId ?? '',
-      created_at: at,
-      updated_at: at,
-    });
-  });
-  return getFolder(db, siteId, id);
-}
-
-/** Rename and/or move (parentId given: null is the top level). */
-export async function updateFolder(db: Db, siteId: string, id: string, input: { name?: string; parentId?: string | null }) {
-  await db.transaction().execute(async (tx) => {
-    const folders = await load(tx, siteId);
-    const row = existing(folders, id);
-    const name = input.name === undefined ? row.name : trimmed(input.name);
-    const parentId = input.parentId === undefined ? row.parent_id : input.parentId;
-    if (parentId !== row.parent_id) checkParent(folders, parentId, id);
-    await assertNameFree(tx, siteId, parentId, name, id);
-    await repo.updateFolder(tx, siteId, id, { name, name_key: nameKey(name), parent_id: parentId, parent_key: parentId ?? '', updated_at: now() });
-  });
-  return getFolder(db, siteId, id);
 }
 
 /** Files into a folder (null: outside any); only this site's files are moved and counted. */

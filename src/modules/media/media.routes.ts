@@ -3,10 +3,12 @@ import { type ListSpec, listQueryFor } from '../../kit/repository.js';
 import { Data, HttpUrl, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
 import { pageMeta } from '../../shared/pagination.js';
 import type { AppModule } from '../types.js';
-import { isRaster, MAX_HEIGHT, negotiatedFormat, VARIANT_WIDTHS } from './media.images.js';
+import { MAX_HEIGHT, VARIANT_WIDTHS } from './media.images.js';
 import { mediaTable } from './media.repository.js';
 import * as service from './media.service.js';
 import { FileBytesCache } from './media.cache.js';
+import { MEDIA_EVENTS } from './media.events.js';
+import { FILE_NOT_FOUND, sendStoredFile } from './media.delivery.js';
 
 const tags = ['Media'];
 const Params = Type.Object({ id: Uuid });
@@ -90,7 +92,6 @@ const FileQuery = Type.Object({
     Type.String({ description: '`cover` (the default: fill w×h, cropping around the focal point) or `contain` (fit inside w×h, nothing cut)' }),
   ),
 });
-const NOT_FOUND = { statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The file was not found.' };
 
 /** `?w=&h=&fit=` checked (decisions M9, M16): a message for a 400, or the size asked. */
 function transformOf(q: { w?: string; h?: string; fit?: string }): string | { w?: number; h?: number; fit: 'cover' | 'contain' } {
@@ -101,18 +102,11 @@ function transformOf(q: { w?: string; h?: string; fit?: string }): string | { w?
   if (q.fit !== undefined && (h === undefined || (q.fit !== 'cover' && q.fit !== 'contain'))) return 'fit must be cover or contain, with w and h.';
   return { w, h, fit: q.fit === 'contain' ? 'contain' : 'cover' };
 }
-const RANGE = /^bytes=(\d*)-(\d*)$/;
-
-/** One `bytes=a-b`, `a-` or `-n` range of a file of `size` bytes (inclusive ends); null when it starts past the end. */
-function byteRange(m: RegExpExecArray, size: number): { start: number; end: number } | null {
-  const start = m[1] ? Number(m[1]) : Math.max(0, size - Number(m[2]));
-  const end = m[1] && m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
-  return start >= size || start > end ? null : { start, end };
-}
-
 /** The media library (spec "Media", decisions M1-M5, M8): uploads, the list, trash, delivery at /files. */
-export const mediaModule: AppModule = {
+export const mediaModule: AppModule<FileBytesCache> = {
   name: 'media',
+  events: MEDIA_EVENTS,
+  init: () => new FileBytesCache(),
   routes(app, { db, storage, config }) {
     const base = config.mediaPublicUrl;
     const present = (rows: Array<Record<string, unknown>>) => rows.map((r) => service.toMedia(r as never, base));
@@ -165,7 +159,7 @@ export const mediaModule: AppModule = {
           response: { 201: Data(ref(MediaFile)) },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req, base) }),
+      async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req.parts(service.UPLOAD_PARTS as never), base) }),
     );
 
     app.post(
@@ -206,7 +200,7 @@ export const mediaModule: AppModule = {
           response: { 200: Data(ref(MediaFile)) },
         },
       },
-      async (req) => ({ data: await service.replace(db, storage, req.auth.siteId, req.params.id, req, base) }),
+      async (req) => ({ data: await service.replace(db, storage, req.auth.siteId, req.params.id, req.parts(service.UPLOAD_PARTS as never), base) }),
     );
 
     app.get(
@@ -299,11 +293,11 @@ export const mediaModule: AppModule = {
     );
   },
 
-  rootRoutes(app, { db, storage }) {
-    const cache = new FileBytesCache();
+  rootRoutes(app, { db, storage }, cache) {
     app.get(
       '/files/:siteId/:id/:filename',
       {
+        config: { scope: 'public' },
         schema: {
           tags,
           operationId: 'getMediaFile',
@@ -316,67 +310,13 @@ export const mediaModule: AppModule = {
       async (req, reply) => {
         const asked = transformOf(req.query);
         if (typeof asked === 'string') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST', message: asked });
-        const found = await service.servedFile(db, req.params.siteId, req.params.id, req.params.filename, asked.w);
-        if (!found) return reply.code(404).send(NOT_FOUND);
-        const { row } = found;
-        let { key, etag } = found;
-        let type = row.mime_type;
-        let make: (() => Promise<Buffer>) | undefined;
-        // A width of a raster image depends on what the reader accepts (AVIF, WebP): caches must know.
-        const raster = isRaster(row.mime_type);
-        if (raster && asked.w !== undefined) reply.header('vary', 'Accept');
-        const format = raster && asked.w !== undefined ? negotiatedFormat(row.mime_type, req.headers.accept) : null;
-        if (raster && asked.w !== undefined && (asked.h !== undefined || `image/${format}` !== row.mime_type)) {
-          const spec = { width: asked.w, height: asked.h ?? null, fit: asked.fit, focalX: row.focal_x ?? 0.5, focalY: row.focal_y ?? 0.5, format: format! };
-          // A plain width is made from its stored variant (smaller); a crop from the original.
-          const source = asked.h === undefined ? key : row.storage_key;
-          ({ key, etag, type } = service.derivativeOf(row, spec));
-          const target = key;
-          make = () => service.derivativeBytes(db, storage, row, spec, target, source);
-        }
-        reply
-          .header('etag', etag)
-          .header('cache-control', 'public, max-age=86400, stale-while-revalidate=604800')
-          .header('accept-ranges', 'bytes')
-          .header('x-content-type-options', 'nosniff');
+        const picked = await service.pickServedFile(db, storage, req.params, asked, req.headers.accept);
+        if (!picked) return reply.code(404).send(FILE_NOT_FOUND);
+        if (picked.varyAccept) reply.header('vary', 'Accept');
+        reply.header('x-content-type-options', 'nosniff');
         // SVG (and anything that is not an image) can never run script in this origin.
-        if (row.mime_type === 'image/svg+xml') reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-        if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.code(304).send();
-        reply.header('content-type', type);
-        const m = typeof req.headers.range === 'string' ? RANGE.exec(req.headers.range.trim()) : null;
-        const range = req.headers.range && m && (m[1] || m[2]) ? m : null;
-        // Small files from memory (keyed by ETag, so never a replaced version); large ones streamed.
-        let body = cache.get(key, etag);
-        if (!body && make) {
-          body = await make();
-          cache.set(key, etag, body);
-        }
-        if (!body) {
-          const whole = await storage.read(key);
-          if (!whole) return reply.code(404).send(NOT_FOUND);
-          if (whole.bytes > cache.maxFileBytes) {
-            if (!range) return reply.header('content-length', String(whole.bytes)).send(whole.stream);
-            whole.stream.destroy();
-            const r = byteRange(range, whole.bytes);
-            if (!r) return reply.code(416).header('content-range', `bytes */${whole.bytes}`).send();
-            const part = await storage.read(key, r);
-            return reply
-              .code(206)
-              .header('content-range', `bytes ${r.start}-${r.end}/${whole.bytes}`)
-              .header('content-length', String(r.end - r.start + 1))
-              .send(part!.stream);
-          }
-          body = await service.toBuffer(whole.stream);
-          cache.set(key, etag, body);
-        }
-        if (!range) return reply.header('content-length', String(body.length)).send(body);
-        const r = byteRange(range, body.length);
-        if (!r) return reply.code(416).header('content-range', `bytes */${body.length}`).send();
-        return reply
-          .code(206)
-          .header('content-range', `bytes ${r.start}-${r.end}/${body.length}`)
-          .header('content-length', String(r.end - r.start + 1))
-          .send(body.subarray(r.start, r.end + 1));
+        if (picked.svg) reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+        return sendStoredFile(req, reply, storage, cache, picked.file, 'public, max-age=86400, stale-while-revalidate=604800');
       },
     );
   },

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
 import { now, parseJson, toJson } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
@@ -8,7 +8,7 @@ import { slugify } from '../../shared/slug.js';
 import { emitEvent } from '../../jobs/outbox.js';
 import { FetchRefused, getGuarded } from '../../shared/outbound.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
-import { type DerivativeSpec, isRaster, processImage, renderDerivative, VARIANT_NAMES } from './media.images.js';
+import { type DerivativeSpec, isRaster, negotiatedFormat, processImage, renderDerivative, VARIANT_NAMES } from './media.images.js';
 import { countReferences, listReferences } from './media.references.js';
 import * as repo from './media.repository.js';
 import type { MediaRow } from './media.repository.js';
@@ -130,14 +130,18 @@ export async function toBuffer(stream: Readable): Promise<Buffer> {
  */
 type StreamedFile = { tempKey: string; size: number; head: Buffer; name: string };
 
+/** The parts of an upload's multipart body, read as they arrive (the route's `req.parts(UPLOAD_PARTS)`). */
+export type MultipartParts = AsyncIterable<Multipart>;
+/** How an upload's body is read: one file of at most 50 MiB (cut, then a 413), a few small fields. */
+export const UPLOAD_PARTS = { throwFileSizeLimit: false, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 10, fieldSize: 10_000, parts: 12 } };
+
 /**
  * A multipart body's `file` (to a temporary key, added to `temps`) and its text parts. The body is
  * read to its end whatever happens: past the limit the file is cut and the 413 comes after.
  */
-async function readMultipart(req: FastifyRequest, storage: FileStorage, temps: string[]): Promise<{ file: StreamedFile; raw: Record<string, string> }> {
+async function readMultipart(parts: MultipartParts, storage: FileStorage, temps: string[]): Promise<{ file: StreamedFile; raw: Record<string, string> }> {
   const raw: Record<string, string> = {};
   let file: (StreamedFile & { truncated: boolean }) | null = null;
-  const parts = req.parts({ throwFileSizeLimit: false, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 10, fieldSize: 10_000, parts: 12 } } as never);
   for await (const part of parts) {
     if (part.type === 'field') {
       if (typeof part.value === 'string' && part.fieldname !== '__proto__') raw[part.fieldname] = part.value;
@@ -185,9 +189,9 @@ async function withTemps<T>(storage: FileStorage, work: (temps: string[]) => Pro
  * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
  * The row is committed, then the stored objects are promoted; any failure leaves neither.
  */
-export function upload(db: Db, storage: FileStorage, siteId: string, req: FastifyRequest, baseUrl: string) {
+export function upload(db: Db, storage: FileStorage, siteId: string, parts: MultipartParts, baseUrl: string) {
   return withTemps(storage, async (temps) => {
-    const { file, raw } = await readMultipart(req, storage, temps);
+    const { file, raw } = await readMultipart(parts, storage, temps);
     return storeUpload(db, storage, siteId, file, uploadFields(raw), baseUrl, temps);
   });
 }
@@ -291,11 +295,11 @@ export async function storeUpload(db: Db, storage: FileStorage, siteId: string, 
  * type), new bytes, a new ETag, the variants made again (those the new image is too narrow for
  * are removed), `media.replaced`. The row changes first, then the objects are promoted over the old.
  */
-export function replace(db: Db, storage: FileStorage, siteId: string, id: string, req: FastifyRequest, baseUrl: string) {
+export function replace(db: Db, storage: FileStorage, siteId: string, id: string, parts: MultipartParts, baseUrl: string) {
   return withTemps(storage, async (temps) => {
     const current = await repo.findMedia(db, siteId, id);
     if (!current || current.deleted_at) throw notFound('media file');
-    const { file, raw } = await readMultipart(req, storage, temps);
+    const { file, raw } = await readMultipart(parts, storage, temps);
     const p = await prepareObjects(storage, siteId, id, file, uploadFields(raw), temps);
     const at = now();
     await db.transaction().execute(async (tx) => {
@@ -411,6 +415,54 @@ export async function servedFile(db: Executor, siteId: string, id: string, filen
   const widths = parseJson<number[]>(row.variant_widths, []);
   const key = width && widths.includes(width) ? variantKey(siteId, id, width) : row.storage_key;
   return { row, key, etag: width && widths.includes(width) ? `${row.etag.slice(0, -1)}-w${width}"` : row.etag };
+}
+
+/** A stored object picked to answer a file URL (media.delivery.ts sends it). */
+export interface StoredFile {
+  key: string;
+  etag: string;
+  contentType: string;
+  /** Makes the bytes when the object is made on first ask (a size of an image); kept in memory once made. */
+  make?: () => Promise<Buffer>;
+}
+
+/** What `/files/...` answers: the object, whether it depends on `Accept`, and whether it is an SVG (sandboxed). */
+export interface PickedFile {
+  file: StoredFile;
+  varyAccept: boolean;
+  svg: boolean;
+}
+
+/**
+ * The object a file URL names (decisions M9, M16): the original, a stored variant width, or a
+ * derivative (a crop, or a width in the format `Accept` takes), made on first ask. Null: a 404.
+ */
+export async function pickServedFile(
+  db: Executor,
+  storage: FileStorage,
+  params: { siteId: string; id: string; filename: string },
+  asked: { w?: number; h?: number; fit: 'cover' | 'contain' },
+  accept: string | undefined,
+): Promise<PickedFile | null> {
+  const found = await servedFile(db, params.siteId, params.id, params.filename, asked.w);
+  if (!found) return null;
+  const { row } = found;
+  const picked: PickedFile = {
+    file: { key: found.key, etag: found.etag, contentType: row.mime_type },
+    varyAccept: false,
+    svg: row.mime_type === 'image/svg+xml',
+  };
+  if (!isRaster(row.mime_type) || asked.w === undefined) return picked;
+  // A width of a raster image depends on what the reader accepts (AVIF, WebP): caches must know.
+  picked.varyAccept = true;
+  const format = negotiatedFormat(row.mime_type, accept);
+  if (asked.h === undefined && `image/${format}` === row.mime_type) return picked;
+  const spec = { width: asked.w, height: asked.h ?? null, fit: asked.fit, focalX: row.focal_x ?? 0.5, focalY: row.focal_y ?? 0.5, format };
+  // A plain width is made from its stored variant (smaller); a crop from the original.
+  const source = asked.h === undefined ? found.key : row.storage_key;
+  const made = derivativeOf(row, spec);
+  picked.file = { key: made.key, etag: made.etag, contentType: made.type, make: () => derivativeBytes(db, storage, row, spec, made.key, source) };
+  return picked;
 }
 
 const TYPE_GROUPS: Record<string, (qb: any) => any> = {

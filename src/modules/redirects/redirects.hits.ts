@@ -5,6 +5,7 @@ import type { Insertable } from 'kysely';
 import type { Db } from '../../db/types.js';
 import { classifyDbError } from '../../db/db-errors.js';
 import * as repo from './redirects.repository.js';
+import { anonymizeIp } from '../../shared/ip.js';
 
 /** Who asked, as the front end forwards it (decisions R2). */
 export interface Visitor {
@@ -25,20 +26,6 @@ type PendingLog = Insertable<repo.RedirectLogsTable>;
 type PendingMiss = Insertable<repo.RedirectMissesTable>;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * An address with its host part cut (decisions R8): IPv4 keeps 3 octets, IPv6 its first 48 bits
- * (the last 80 zeroed). An IPv4-mapped IPv6 address counts as IPv4. Text that is no address is dropped.
- */
-export function anonymizeIp(ip: string): string | null {
-  if (!ipaddr.isValid(ip)) return null;
-  let addr = ipaddr.parse(ip);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-  const bytes = addr.toByteArray();
-  const keep = addr.kind() === 'ipv4' ? 3 : 6;
-  for (let i = keep; i < bytes.length; i++) bytes[i] = 0;
-  return ipaddr.fromByteArray(bytes).toString();
-}
 
 export function missHash(path: string): string {
   return createHash('sha256').update(path).digest('hex');

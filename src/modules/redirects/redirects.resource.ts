@@ -1,8 +1,14 @@
 import { Type } from 'typebox';
+import type { Db, Executor } from '../../db/types.js';
 import { common, fieldMap } from '../../kit/fields.js';
-import { listQueryFor, tableRepository, type ListSpec } from '../../kit/repository.js';
+import type { ListSpec } from '../../kit/repository.js';
+import { resource } from '../../kit/resource.js';
+import { invalid } from '../../shared/errors.js';
 import { Nullable, Timestamp } from '../../shared/schemas.js';
-import './redirects.repository.js';
+import { loadSiteRules, type RedirectCache } from './redirects.cache.js';
+import { type HitRecorder, missHash } from './redirects.hits.js';
+import * as repo from './redirects.repository.js';
+import { checkChain, checkRule, exactKey, type Rule, sourceHash } from './redirects.rules.js';
 
 const bool = (column: string, description: string, insertDefault: boolean) =>
   ({ column, schema: Type.Boolean(), input: Type.Boolean({ description }), read: Boolean, insertDefault }) as const;
@@ -43,8 +49,6 @@ export const redirectFields = fieldMap({
   updatedAt: common.updatedAt,
 });
 
-export const redirectsTable = tableRepository('redirects');
-
 export const redirectList = {
   sort: ['created_at', 'updated_at', 'source_path', 'target_url', 'status_code', 'hit_count', 'last_hit_at'],
   search: ['source_path', 'target_url', 'note'],
@@ -63,4 +67,91 @@ export const redirectList = {
   },
 } satisfies ListSpec<any, any>;
 
-export const RedirectListQuery = listQueryFor(redirectList);
+/** What the routes hand the service: the database, the compiled-rules cache and the hit recorder. */
+export interface RedirectsContext {
+  db: Db;
+  cache: RedirectCache;
+  hits: HitRecorder;
+}
+
+export type RuleInput = {
+  sourcePath: string;
+  targetUrl: string;
+  statusCode?: number;
+  isRegex?: boolean;
+  isActive?: boolean;
+  preserveQueryString?: boolean;
+  note?: string | null;
+};
+
+export function asRule(id: number, input: RuleInput): Rule {
+  return {
+    id,
+    sourcePath: input.sourcePath,
+    targetUrl: input.targetUrl,
+    statusCode: input.statusCode ?? 301,
+    isRegex: input.isRegex ?? false,
+    preserveQueryString: input.preserveQueryString ?? false,
+  };
+}
+
+async function assertSourceFree(db: Executor, siteId: string, hash: string, exceptId?: number): Promise<void> {
+  const taken = await repo.idBySourceHash(db, siteId, hash);
+  if (taken && Number(taken.id) !== exceptId) throw invalid('SOURCE_PATH_TAKEN', 'sourcePath');
+}
+
+/** R2: an active rule may not lead back to itself nor grow a chain past 5, checked against the site's active rules read in the transaction. */
+async function assertNoLoop(db: Executor, siteId: string, rule: Rule) {
+  const site = await loadSiteRules(db, siteId);
+  if (rule.id) site.rules.remove(rule.id);
+  site.rules.add(rule);
+  checkChain(site.rules, rule, site.domain);
+}
+
+/** Redirects on the resource kit: list and get flush the buffered hit counts first; writes drop the site's compiled rules. */
+export const redirects = resource({
+  table: 'redirects',
+  noun: 'redirect',
+  name: 'Redirect',
+  plural: 'Redirects',
+  path: '/redirects',
+  scope: 'redirects',
+  fields: redirectFields,
+  list: redirectList,
+  rules: {
+    prepare(_db, { input }) {
+      checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex: input.isRegex ?? false });
+    },
+    async create(tx, { siteId, input, row }) {
+      row.source_hash = sourceHash(input.sourcePath, input.isRegex ?? false);
+      await assertSourceFree(tx, siteId, row.source_hash);
+      if (input.isActive !== false) await assertNoLoop(tx, siteId, asRule(0, input as RuleInput));
+      // The path now redirects: it leaves the 404 log.
+      if (!input.isRegex) await repo.deleteMissByHash(tx, siteId, missHash(exactKey(input.sourcePath)));
+    },
+    /** Checked like a create, on the stored rule with the changes applied. */
+    async update(tx, { siteId, current, input, patch }) {
+      const id = Number(current.id);
+      const next = { ...redirectFields.toApi(current), ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
+      checkRule(next);
+      patch.source_hash = sourceHash(next.sourcePath, next.isRegex);
+      await assertSourceFree(tx, siteId, patch.source_hash, id);
+      if (next.isActive) await assertNoLoop(tx, siteId, asRule(id, next));
+    },
+  },
+  hooks: {
+    beforeRead: (ctx: RedirectsContext) => ctx.hits.flush(),
+    afterWrite: (ctx: RedirectsContext, siteId) => ctx.cache.forget(siteId),
+  },
+  docs: {
+    list: { summary: 'List redirects with hit counts' },
+    create: {
+      description:
+        'An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern ' +
+        '(linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, ' +
+        '`REDIRECT_LOOP` for a rule that leads back to itself, `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects.',
+    },
+    update: { description: 'Checked like a create (source, pattern, loops and chains).' },
+    delete: { summary: 'Delete a redirect with its log' },
+  },
+});

@@ -10,15 +10,14 @@ import { URL_CHANGED_JOB } from '../seo/seo.urls.js';
 import { RedirectCache } from './redirects.cache.js';
 import { HitRecorder, type Visitor } from './redirects.hits.js';
 import { DEFAULT_LOG_RETENTION_DAYS, deleteOldLogs, retentionPeriods } from './redirects.repository.js';
-import { RedirectListQuery, redirectFields, STATUS_CODES } from './redirects.resource.js';
+import { type RedirectsContext, redirects, STATUS_CODES } from './redirects.resource.js';
 import * as service from './redirects.service.js';
 import { apacheExport, csvExport, type ExportFormat, nginxExport, redirectImport } from './redirects.transfer.js';
 
 const tags = ['Redirects'];
 
-const RedirectRef = ref(named('Redirect', redirectFields.response()));
-const RedirectCreate = redirectFields.createBody();
-const RedirectUpdate = redirectFields.updateBody();
+const RedirectRef = ref(redirects.schemas.Schema);
+const RedirectCreate = redirects.schemas.CreateBody;
 
 const RedirectLogRef = ref(
   named(
@@ -125,44 +124,14 @@ export const redirectsModule: AppModule = {
   routes(app, { db, changes }) {
     const cache = new RedirectCache(db);
     const hits = new HitRecorder(db, app.log);
-    const ctx: service.RedirectsContext = { db, cache, hits };
+    const ctx: RedirectsContext = { db, cache, hits };
+    const r = redirects.routes(db, ctx);
     changes.on('cairn_redirects', (siteId) => cache.forget(siteId));
     hits.start();
     app.addHook('onClose', () => hits.stop());
 
-    app.get(
-      '/redirects',
-      {
-        config: { scope: 'redirects.view' },
-        schema: {
-          tags,
-          operationId: 'listRedirects',
-          summary: 'List redirects with hit counts',
-          querystring: RedirectListQuery,
-          response: { 200: Paginated(RedirectRef) },
-        },
-      },
-      async (req) => service.listRedirects(ctx, req.auth.siteId, req.query),
-    );
-
-    app.post(
-      '/redirects',
-      {
-        config: { scope: 'redirects.create' },
-        schema: {
-          tags,
-          operationId: 'createRedirect',
-          summary: 'Create a redirect',
-          description:
-            'An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern ' +
-            '(linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, ' +
-            '`REDIRECT_LOOP` for a rule that leads back to itself, `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects.',
-          body: RedirectCreate,
-          response: { 201: Data(RedirectRef) },
-        },
-      },
-      async (req, reply) => reply.code(201).send({ data: await service.createRedirect(ctx, req.auth.siteId, req.body) }),
-    );
+    app.route(r.list);
+    app.route(r.create);
 
     app.get(
       '/redirects/stats',
@@ -357,43 +326,7 @@ export const redirectsModule: AppModule = {
       },
     );
 
-    app.get(
-      '/redirects/:id',
-      {
-        config: { scope: 'redirects.view' },
-        schema: { tags, operationId: 'getRedirect', summary: 'Get a redirect', params: IdParams, response: { 200: Data(RedirectRef) } },
-      },
-      async (req) => ({ data: await service.getRedirect(ctx, req.auth.siteId, req.params.id) }),
-    );
-
-    app.put(
-      '/redirects/:id',
-      {
-        config: { scope: 'redirects.update' },
-        schema: {
-          tags,
-          operationId: 'updateRedirect',
-          summary: 'Update a redirect (partial)',
-          description: 'Checked like a create (source, pattern, loops and chains).',
-          params: IdParams,
-          body: RedirectUpdate,
-          response: { 200: Data(RedirectRef) },
-        },
-      },
-      async (req) => ({ data: await service.updateRedirect(ctx, req.auth.siteId, req.params.id, req.body) }),
-    );
-
-    app.delete(
-      '/redirects/:id',
-      {
-        config: { scope: 'redirects.delete' },
-        schema: { tags, operationId: 'deleteRedirect', summary: 'Delete a redirect with its log', params: IdParams, response: { 200: Message } },
-      },
-      async (req) => {
-        await service.deleteRedirect(ctx, req.auth.siteId, req.params.id);
-        return { message: 'Redirect deleted.' };
-      },
-    );
+    for (const route of [r.get, r.update, r.delete]) app.route(route);
 
     app.post(
       '/redirects/:id/toggle',

@@ -1,129 +1,21 @@
-import type { Db, Executor } from '../../db/types.js';
+import type { Db } from '../../db/types.js';
 import type { ApiOf } from '../../kit/fields.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { dateBound, type ListQuery, paginate, pageMeta } from '../../shared/pagination.js';
-import { type RedirectCache, type RedirectSettings, loadSiteRules, settingsOf } from './redirects.cache.js';
-import { type HitRecorder, missHash, type Visitor } from './redirects.hits.js';
+import { type RedirectSettings, loadSiteRules, settingsOf } from './redirects.cache.js';
+import { missHash, type Visitor } from './redirects.hits.js';
 import * as repo from './redirects.repository.js';
-import { redirectFields, redirectList, redirectsTable } from './redirects.resource.js';
-import { checkChain, checkRule, exactKey, type Rule, sourceHash, splitPath } from './redirects.rules.js';
+import { asRule, type RedirectsContext, type RuleInput, redirectFields, redirects } from './redirects.resource.js';
+import { checkChain, checkRule, exactKey, sourceHash, splitPath } from './redirects.rules.js';
 
 export type Redirect = ApiOf<typeof redirectFields.fields>;
 type Row = Record<string, any>;
 
-/** What the routes hand the service: the database, the compiled-rules cache and the hit recorder. */
-export interface RedirectsContext {
-  db: Db;
-  cache: RedirectCache;
-  hits: HitRecorder;
-}
-
-export type RuleInput = {
-  sourcePath: string;
-  targetUrl: string;
-  statusCode?: number;
-  isRegex?: boolean;
-  isActive?: boolean;
-  preserveQueryString?: boolean;
-  note?: string | null;
-};
-
-const toApi = (row: Row): Redirect => redirectFields.toApi(row);
 const now = () => new Date().toISOString();
 
-function asRule(id: number, input: Required<Pick<RuleInput, 'sourcePath' | 'targetUrl'>> & RuleInput): Rule {
-  return {
-    id,
-    sourcePath: input.sourcePath,
-    targetUrl: input.targetUrl,
-    statusCode: input.statusCode ?? 301,
-    isRegex: input.isRegex ?? false,
-    preserveQueryString: input.preserveQueryString ?? false,
-  };
-}
-
-async function findRow(db: Executor, siteId: string, id: number): Promise<Row> {
-  const row = await redirectsTable.find(db, siteId, { id });
-  if (!row) throw notFound('redirect');
-  return row;
-}
-
-export async function getRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<Redirect> {
-  await ctx.hits.flush();
-  return toApi(await findRow(ctx.db, siteId, id));
-}
-
-export async function listRedirects(ctx: RedirectsContext, siteId: string, query: ListQuery & Row) {
-  await ctx.hits.flush();
-  const { rows, total } = await redirectsTable.list(ctx.db, siteId, query, redirectList);
-  return { data: rows.map(toApi), meta: pageMeta(total, query.page, query.limit) };
-}
-
-/**
- * The rules a write is checked against (R2 loops and chains): the site's active rules read in
- * the writing transaction, without `exceptId` (the rule being changed).
- */
-async function rulesForWrite(db: Executor, siteId: string, exceptId?: number) {
-  const site = await loadSiteRules(db, siteId);
-  if (exceptId) site.rules.remove(exceptId);
-  return site;
-}
-
-async function assertSourceFree(db: Executor, siteId: string, hash: string, exceptId?: number): Promise<void> {
-  const taken = await repo.idBySourceHash(db, siteId, hash);
-  if (taken && Number(taken.id) !== exceptId) throw invalid('SOURCE_PATH_TAKEN', 'sourcePath');
-}
-
-export async function createRedirect(ctx: RedirectsContext, siteId: string, input: RuleInput): Promise<Redirect> {
-  const isRegex = input.isRegex ?? false;
-  checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex });
-  const hash = sourceHash(input.sourcePath, isRegex);
-  const row = await ctx.db.transaction().execute(async (trx) => {
-    await assertSourceFree(trx, siteId, hash);
-    if (input.isActive !== false) {
-      const site = await rulesForWrite(trx, siteId);
-      const candidate = asRule(0, input);
-      site.rules.add(candidate);
-      checkChain(site.rules, candidate, site.domain);
-    }
-    const at = now();
-    const id = await redirectsTable.insert(trx, { ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash, created_at: at, updated_at: at });
-    // The path now redirects: it leaves the 404 log.
-    if (!isRegex) await repo.deleteMissByHash(trx, siteId, missHash(exactKey(input.sourcePath)));
-    return findRow(trx, siteId, id);
-  });
-  ctx.cache.forget(siteId);
-  return toApi(row);
-}
-
-export async function updateRedirect(ctx: RedirectsContext, siteId: string, id: number, input: Partial<RuleInput>): Promise<Redirect> {
-  const row = await ctx.db.transaction().execute(async (trx) => {
-    const stored = toApi(await findRow(trx, siteId, id));
-    const next = { ...stored, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as Redirect;
-    checkRule(next);
-    const hash = sourceHash(next.sourcePath, next.isRegex);
-    await assertSourceFree(trx, siteId, hash, id);
-    if (next.isActive) {
-      const site = await rulesForWrite(trx, siteId, id);
-      const candidate = asRule(id, next);
-      site.rules.add(candidate);
-      checkChain(site.rules, candidate, site.domain);
-    }
-    await redirectsTable.update(trx, siteId, { id }, { ...redirectFields.patch(input), source_hash: hash, updated_at: now() });
-    return findRow(trx, siteId, id);
-  });
-  ctx.cache.forget(siteId);
-  return toApi(row);
-}
-
 export async function toggleRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<Redirect> {
-  const stored = toApi(await findRow(ctx.db, siteId, id));
-  return updateRedirect(ctx, siteId, id, { isActive: !stored.isActive });
-}
-
-export async function deleteRedirect(ctx: RedirectsContext, siteId: string, id: number): Promise<void> {
-  if (!(await redirectsTable.delete(ctx.db, siteId, { id }))) throw notFound('redirect');
-  ctx.cache.forget(siteId);
+  const stored = await redirects.service.getRow(ctx.db, siteId, id);
+  return redirects.service.update(ctx.db, siteId, id, { isActive: !stored.is_active }, ctx);
 }
 
 export async function bulkDeleteRedirects(ctx: RedirectsContext, siteId: string, ids: readonly number[]): Promise<number> {
@@ -142,7 +34,7 @@ export async function matchRedirect(ctx: RedirectsContext, siteId: string, path:
   const { rules } = await ctx.cache.get(siteId);
   const m = rules.match(path);
   if (!m) throw notFound('redirect for this path');
-  return getRedirect(ctx, siteId, m.rule.id);
+  return redirects.service.get(ctx.db, siteId, m.rule.id, false, ctx);
 }
 
 /**
@@ -162,7 +54,7 @@ export async function resolveRedirect(ctx: RedirectsContext, siteId: string, pat
 
 export async function listLogs(ctx: RedirectsContext, siteId: string, id: number, query: ListQuery) {
   await ctx.hits.flush();
-  await findRow(ctx.db, siteId, id);
+  await redirects.service.getRow(ctx.db, siteId, id);
   let base = repo.listLogs(ctx.db, siteId, id);
   if (query.dateFrom) base = base.where('created_at', '>=', dateBound(query.dateFrom, false));
   if (query.dateTo) base = base.where('created_at', '<=', dateBound(query.dateTo, true));
@@ -207,7 +99,7 @@ export async function redirectMiss(ctx: RedirectsContext, siteId: string, missId
   await ctx.hits.flush();
   const miss = await repo.findMiss(ctx.db, siteId, missId);
   if (!miss) throw notFound('404 log entry');
-  return createRedirect(ctx, siteId, { ...input, sourcePath: miss.path, isRegex: false });
+  return redirects.service.create(ctx.db, siteId, { ...input, sourcePath: miss.path, isRegex: false }, ctx);
 }
 
 export async function deleteMiss(ctx: RedirectsContext, siteId: string, missId: number): Promise<void> {
@@ -232,7 +124,7 @@ export async function redirectMovedContent(db: Db, siteId: string, from: string,
     await repo.retarget(trx, siteId, from, to, at);
     const hash = sourceHash(from, false);
     await repo.deleteBySourceHash(trx, siteId, hash);
-    await redirectsTable.insert(trx, {
+    await redirects.repo.insert(trx, {
       ...redirectFields.insertRow({ sourcePath: from, targetUrl: to, statusCode: 301, note: 'Created when the content moved (slug change)' }),
       site_id: siteId,
       source_hash: hash,
@@ -296,9 +188,9 @@ export async function importRedirects(
     if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row, ...(field ? { field } : {}), message });
   };
   await ctx.db.transaction().execute(async (trx) => {
-    const site = await rulesForWrite(trx, siteId);
+    const site = await loadSiteRules(trx, siteId);
     const hashes = entries.flatMap((e) => ('input' in e ? [sourceHash(e.input.sourcePath, e.input.isRegex ?? false)] : []));
-    const taken = await redirectsTable.takenValues(trx, siteId, 'source_hash', hashes);
+    const taken = await redirects.repo.takenValues(trx, siteId, 'source_hash', hashes);
     const at = now();
     const rows: Row[] = [];
     let nextId = -1;

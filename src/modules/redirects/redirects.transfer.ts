@@ -1,8 +1,8 @@
 import { importReader } from '../../kit/import.js';
 import { csvLine } from '../../shared/csv.js';
-import { redirectFields } from './redirects.resource.js';
+import { redirectFields, type RuleInput } from './redirects.resource.js';
 import { exactKey, splitPath } from './redirects.rules.js';
-import { MAX_IMPORT_ROWS, type RuleInput } from './redirects.service.js';
+import { MAX_IMPORT_ROWS } from './redirects.service.js';
 
 /** Redirect imports (decisions R7): the create body per row; CSV headers as the export writes them, or the API's names. */
 export const redirectImport = importReader<RuleInput>({

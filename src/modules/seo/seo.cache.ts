@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import type { Executor } from '../../db/types.js';
 import { etagOf } from '../../shared/http-cache.js';
 
 /**
@@ -12,96 +10,58 @@ export interface CachedOutput {
 }
 
 interface Entry extends CachedOutput {
-  version: string;
+  generation: number;
   bytes: number;
 }
 
 /**
- * What a site's generated outputs depend on, as one short text: the count and last change of
- * its contents, categories, tags, site blocks, custom entries, rules and sources, and the last change of its
- * settings and of the site. Any write that could change an output changes it (a deletion
- * changes a count, an edit a last change). One statement of small indexed aggregates.
- */
-async function siteVersion(db: Executor, siteId: string): Promise<string> {
-  const part = (table: string) =>
-    sql<string>`(select count(*) || ':' || coalesce(max(updated_at) || '', '') from ${sql.table(table)} where site_id = ${siteId})`;
-  const { rows } = await sql<{ v: string }>`select ${sql.join(
-    [
-      part('contents'),
-      part('categories'),
-      part('tags'),
-      part('site_blocks'),
-      part('sitemap_entries'),
-      part('sitemap_rules'),
-      part('sitemap_sources'),
-      part('seo_settings'),
-      sql`(select coalesce(updated_at || '', '') from sites where id = ${siteId})`,
-    ],
-    sql` || '|' || `,
-  )} as v`.execute(db);
-  return rows[0]?.v ?? '';
-}
-
-/**
  * Generated outputs (sitemaps, robots.txt, llms.txt, markdown) kept per site in memory
- * (decisions S14): served as they are while the site's version (above) is unchanged, checked at
- * most once per `checkMs` per site, so every instance sees a change within that time whoever
- * made it, with no coupling between the writers and this cache. Concurrent misses build once.
- * At most `maxBytes` are held, least recently used out first.
+ * (decisions S14, S17). An output is served as it is while its site's generation (the delivery
+ * cache's "site changed" signal, `DeliveryCache.generationOf`) is the one it was built under: a
+ * write through this instance moves it when it answers, so the writer's next read sees the
+ * change; another instance's commit moves it when announced (PostgreSQL notifications, SQLite's
+ * data_version). No query decides freshness. Concurrent misses of one generation build once. At
+ * most `maxBytes` are held, least recently used out first.
  */
 export class OutputCache {
   private readonly entries = new Map<string, Entry>();
   private readonly building = new Map<string, Promise<Entry>>();
-  private readonly versions = new Map<string, { version: Promise<string>; at: number }>();
   private bytes = 0;
 
   constructor(
-    private readonly db: Executor,
-    private readonly checkMs = 1000,
+    private readonly generationOf: (siteId: string) => number,
     private readonly maxBytes = 256 * 1024 * 1024,
   ) {}
 
-  private version(siteId: string, fresh: boolean): Promise<string> {
-    const now = Date.now();
-    const known = this.versions.get(siteId);
-    if (known && !fresh && now - known.at < this.checkMs) return known.version;
-    const version = siteVersion(this.db, siteId);
-    this.versions.set(siteId, { version, at: now });
-    version.catch(() => this.versions.delete(siteId));
-    if (this.versions.size > 10_000) this.versions.delete(this.versions.keys().next().value!);
-    return version;
-  }
-
-  /**
-   * The output, built when missing or out of date. `fresh` checks the version now (management
-   * reads: an editor sees a change at once); public reads (crawlers) check it at most once per
-   * `checkMs`.
-   */
-  async get(siteId: string, name: string, build: () => Promise<string>, fresh = false): Promise<CachedOutput> {
+  /** The output, built when missing or built under an older generation of its site. */
+  async get(siteId: string, name: string, build: () => Promise<string>): Promise<CachedOutput> {
     const key = `${siteId}\n${name}`;
-    const version = await this.version(siteId, fresh);
+    const generation = this.generationOf(siteId);
     const held = this.entries.get(key);
-    if (held && held.version === version) {
+    if (held && held.generation === generation) {
       this.entries.delete(key);
       this.entries.set(key, held);
       return held;
     }
-    const pending = this.building.get(key);
+    const buildKey = `${key}\n${generation}`;
+    const pending = this.building.get(buildKey);
     if (pending) return pending;
     const made = build().then((text) => {
       const body = Buffer.from(text);
-      const entry: Entry = { body, etag: etagOf(body), version, bytes: body.length };
+      const entry: Entry = { body, etag: etagOf(body), generation, bytes: body.length };
+      // A build that raced a change is answered but not kept: its generation is already old.
+      if (this.generationOf(siteId) !== generation) return entry;
       this.forget(key);
       this.entries.set(key, entry);
       this.bytes += entry.bytes;
       while (this.bytes > this.maxBytes && this.entries.size > 1) this.forget(this.entries.keys().next().value!);
       return entry;
     });
-    this.building.set(key, made);
+    this.building.set(buildKey, made);
     try {
       return await made;
     } finally {
-      this.building.delete(key);
+      this.building.delete(buildKey);
     }
   }
 
@@ -111,13 +71,4 @@ export class OutputCache {
     this.bytes -= entry.bytes;
     this.entries.delete(key);
   }
-}
-
-const caches = new WeakMap<object, OutputCache>();
-
-/** The one output cache of a database handle (the seo, sitemap and llms modules share it). */
-export function outputCacheFor(db: Executor): OutputCache {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new OutputCache(db)));
-  return cache;
 }

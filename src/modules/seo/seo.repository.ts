@@ -79,11 +79,6 @@ export function urlContext(db: Executor, siteId: string) {
     .executeTakeFirst();
 }
 
-/** The site's categories: URLs in nested mode walk their parents, llms.txt names its sections after them. */
-export function siteCategories(db: Executor, siteId: string) {
-  return db.selectFrom('categories').select(['id', 'name', 'slug', 'parent_id']).where('site_id', '=', siteId).execute();
-}
-
 // ---- IndexNow (decisions S12) ----
 
 /** Sites with IndexNow on and a key: the one statement across sites, like a job claim. */

@@ -6,7 +6,9 @@ import { named, Paginated, ref, SiteKeyQuery } from '../../shared/schemas.js';
 import { retentionTask } from '../../jobs/retention.js';
 import { deleteOldIndexNowLogs } from './seo.repository.js';
 import * as indexNow from './seo.indexnow.js';
-import { outputCacheFor } from './seo.cache.js';
+import { OutputCache } from './seo.cache.js';
+import { llmsRoutes } from './llms.routes.js';
+import { sitemapRoutes } from './sitemap.routes.js';
 import { sendCacheable } from '../../shared/http-cache.js';
 import type { Executor } from '../../db/types.js';
 import type { AppModule } from '../types.js';
@@ -14,6 +16,7 @@ import { renderRobots } from './seo.robots.js';
 import { seoFields } from './seo.resource.js';
 import * as service from './seo.service.js';
 import { absoluteUrl, loadUrlContext } from './seo.urls.js';
+import * as searchIndexing from '../search-console/search-console.indexing.js';
 
 const tags = ['SEO'];
 const SeoSettingsRef = ref(named('SeoSettings', seoFields.response()));
@@ -38,9 +41,6 @@ const SubmissionStats = named(
   Type.Object({ total: Type.Integer(), success: Type.Integer(), failed: Type.Integer(), lastSubmittedAt: Type.Union([Type.String(), Type.Null()]) }),
 );
 const IndexNowTest = Type.Object({ status: Type.String(), url: Type.String(), responseCode: Type.Union([Type.Integer(), Type.Null()]) });
-const notConnected = async () => {
-  throw new AppError('integration_not_connected', { message: 'Connect a search console to this site first; search indexing logs and stats need it.' });
-};
 
 async function robotsFor(db: Executor, siteId: string): Promise<string> {
   const [settings, urls] = await Promise.all([service.getSettings(db, siteId), loadUrlContext(db, siteId)]);
@@ -48,15 +48,20 @@ async function robotsFor(db: Executor, siteId: string): Promise<string> {
   return renderRobots(settings, absoluteUrl(urls!, '/sitemap.xml'));
 }
 
-/** SEO settings and robots.txt (spec "SEO", decisions S2, G18, G20). */
-export const seoModule: AppModule = {
+/**
+ * The SEO group (spec "SEO", decisions S2, G18, G20): settings, robots.txt, IndexNow, the
+ * sitemap and its entries, rules and sources, llms.txt and markdown. Their outputs share one
+ * cache, built once per app.
+ */
+export const seoModule: AppModule<OutputCache> = {
   name: 'seo',
+  init: ({ siteGeneration }) => new OutputCache(siteGeneration),
   jobs(worker, { config }) {
     worker.task('seo.indexnow', indexNow.indexNowTask(config.indexNow));
     worker.task('retention.indexnow_logs', retentionTask(INDEXNOW_LOG_DAYS, deleteOldIndexNowLogs));
   },
-  routes(app, { db, config }) {
-    const outputs = outputCacheFor(db);
+  routes(app, deps, outputs) {
+    const { db, config } = deps;
     app.get(
       '/seo/settings',
       {
@@ -91,7 +96,7 @@ export const seoModule: AppModule = {
         schema: { tags, operationId: 'getRobotsTxt', summary: 'robots.txt as the settings render it', description: robotsDoc, response: { 200: TextFile } },
       },
       async (req: FastifyRequest, reply: FastifyReply) =>
-        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'robots.txt', () => robotsFor(db, req.auth.siteId), true), 'text/plain; charset=utf-8', 0),
+        sendCacheable(req, reply, await outputs.get(req.auth.siteId, 'robots.txt', () => robotsFor(db, req.auth.siteId)), 'text/plain; charset=utf-8', 0),
     );
 
     app.get(
@@ -155,25 +160,37 @@ export const seoModule: AppModule = {
       async (req) => indexNow.indexNowStats(db, req.auth.siteId),
     );
 
-    for (const [path, operationId] of [
-      ['/seo/search-indexing/logs', 'listSearchIndexingLogs'],
-      ['/seo/search-indexing/stats', 'searchIndexingStats'],
-    ] as const) {
-      app.get(
-        path,
-        {
-          config: { scope: 'seo.view' },
-          schema: {
-            tags,
-            operationId,
-            summary: path.endsWith('logs') ? 'Search-console indexing submissions' : 'Search-console indexing counts',
-            description: 'Answers 409 `integration_not_connected` until a search console is connected (decisions A2); none can be connected yet.',
-            response: { 409: { $ref: 'Error#' } },
-          },
+    const indexingDoc =
+      'Indexing API notifications sent for published and changed contents (at most `SEARCH_INDEXING_DAILY_QUOTA` a Pacific day) once `searchIndexingEnabled` is on. Google restricts this API to job-posting and live-stream pages. 409 `integration_not_connected` until a search console is connected (decisions A2, SC6).';
+    app.get(
+      '/seo/search-indexing/logs',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags,
+          operationId: 'listSearchIndexingLogs',
+          summary: 'Search-console indexing submissions, one row per URL, newest first',
+          description: indexingDoc,
+          querystring: listQuerySchema(['submitted_at'], {}),
+          response: { 200: Paginated(ref(searchIndexing.IndexingLog)), 409: { $ref: 'Error#' } },
         },
-        notConnected,
-      );
-    }
+      },
+      async (req) => searchIndexing.indexingLogs(db, req.auth.siteId, req.query),
+    );
+    app.get(
+      '/seo/search-indexing/stats',
+      {
+        config: { scope: 'seo.view' },
+        schema: {
+          tags,
+          operationId: 'searchIndexingStats',
+          summary: 'Search-console indexing counts (a bare object)',
+          description: indexingDoc,
+          response: { 200: ref(SubmissionStats), 409: { $ref: 'Error#' } },
+        },
+      },
+      async (req) => searchIndexing.indexingStats(db, req.auth.siteId),
+    );
 
     app.get(
       '/public/indexnow/:key.txt',
@@ -196,5 +213,7 @@ export const seoModule: AppModule = {
         return sendCacheable(req, reply, text, 'text/plain; charset=utf-8');
       },
     );
+    sitemapRoutes(app, deps, outputs);
+    llmsRoutes(app, deps, outputs);
   },
 };

@@ -160,13 +160,27 @@ describe('robots.txt (decisions S2, S4)', () => {
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
     await api.put('/v1/seo/settings', { robotsRules: [{ userAgent: '*', rules: [{ path: '/private', allow: false }] }] });
-    // The management read sees the change at once; public reads within a second of it (decisions S14).
     expect((await api.get('/v1/seo/robots.txt')).text).toContain('Disallow: /private');
-    await new Promise((r) => setTimeout(r, 1100));
     const changed = await anon.get('/v1/public/robots.txt', { 'x-site-key': key, 'if-none-match': etag });
     expect(changed.status).toBe(200);
     expect(changed.text).toContain('Disallow: /private');
     expect((await anon.get('/v1/public/robots.txt')).status).toBe(401);
+  });
+
+  it('answers a write in the next public read on the instance that made it: the new body, and no 304 to the old ETag (decisions S17)', async () => {
+    const api = await site();
+    const key = (await api.get('/v1/site/info')).body.data.publicKey;
+    const anon = client(ctx.app);
+    const first = await anon.get('/v1/public/robots.txt', { 'x-site-key': key });
+    const etag = String(first.headers.etag);
+    expect(first.text).not.toContain('Disallow: /drafts');
+    expect((await anon.get('/v1/public/robots.txt', { 'x-site-key': key, 'if-none-match': etag })).status).toBe(304);
+    await api.put('/v1/seo/settings', { robotsRules: [{ userAgent: '*', rules: [{ path: '/drafts', allow: false }] }] });
+    // No wait: the write moved the site's generation when it answered.
+    const changed = await anon.get('/v1/public/robots.txt', { 'x-site-key': key, 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+    expect(changed.text).toContain('Disallow: /drafts');
+    expect(changed.headers.etag).not.toBe(etag);
   });
 });
 
@@ -188,7 +202,7 @@ describe('the URL builder (decisions G18)', () => {
 describe('generated outputs cache (decisions S14)', () => {
   it('builds once while nothing changes, rebuilds after any change of the site, and holds at most its byte budget', async () => {
     const api = await site();
-    const cache = new OutputCache(ctx.app.database.db, 0, 10);
+    const cache = new OutputCache(ctx.app.deliveryCache.generationOf, 10);
     let builds = 0;
     const build = async () => `built ${++builds}`;
     const [a, b] = await Promise.all([cache.get(api.siteId, 'x', build), cache.get(api.siteId, 'x', build)]);

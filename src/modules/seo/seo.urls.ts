@@ -1,5 +1,6 @@
 import { parseJson } from '../../db/json.js';
 import type { Executor } from '../../db/types.js';
+import { siteCategories } from '../categories/category-paths.js';
 import * as repo from './seo.repository.js';
 
 /**
@@ -74,7 +75,7 @@ export function absoluteUrl(ctx: Pick<UrlContext, 'domain'>, path: string): stri
  * read of its categories: `pathOf(id)` for nested URLs.
  */
 export async function loadCategoryPaths(db: Executor, siteId: string): Promise<(categoryId: number) => string[]> {
-  const byId = new Map((await repo.siteCategories(db, siteId)).map((r) => [Number(r.id), r]));
+  const byId = new Map((await siteCategories(db, siteId)).map((r) => [Number(r.id), r]));
   const cache = new Map<number, string[]>();
   return (id: number) => {
     const hit = cache.get(id);

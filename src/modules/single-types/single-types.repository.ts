@@ -1,5 +1,3 @@
-import type { Selectable } from 'kysely';
-import { tableRepository } from '../../kit/repository.js';
 import type { AutoId, Json, Timestamp } from '../../db/types.js';
 
 export interface SingleTypesTable {
@@ -24,7 +22,3 @@ declare module '../../db/types.js' {
     single_types: SingleTypesTable;
   }
 }
-
-export type SingleTypeRow = Selectable<SingleTypesTable>;
-
-export const singleTypesTable = tableRepository('single_types');

@@ -1,8 +1,5 @@
 import { Type } from 'typebox';
-import { parseJson } from '../../db/json.js';
-import { common, fieldMap } from '../../kit/fields.js';
-import { type ListSpec, listQueryFor } from '../../kit/repository.js';
-import { Locale, Nullable, named } from '../../shared/schemas.js';
+import { Locale, Nullable } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
 
 /** Free JSON object: checked against the single type's field schema when it has one. */
@@ -24,7 +21,7 @@ export const SingleTypeLocaleQuery = Type.Object({
   locale: Type.Optional({ ...Locale, description: "The locale of the single type (default: the site's default locale)" }),
 });
 
-const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and hyphens; permanent' });
+export const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and hyphens; permanent' });
 
 /** `[...]` or `{ fields: [...] }`; null removes the schema (and so its validation). */
 const FieldSchemaInput = Type.Union([Type.Array(FieldDefinition), Type.Object({ fields: Type.Array(FieldDefinition) }), Type.Null()], {
@@ -72,33 +69,3 @@ export const SingleTypeUpdate = Type.Object(
   },
   { minProperties: 1 },
 );
-
-/** Spec "Single type": the response built from one field map; the list shows the summary fields. */
-export const singleTypeFields = fieldMap({
-  slug: { column: 'slug', schema: Type.String() },
-  name: { column: 'name', schema: Type.String() },
-  description: { column: 'description', schema: Nullable(Type.String()), summary: false },
-  locale: common.locale,
-  data: { column: 'data', schema: DataObject, read: (v) => parseJson<Record<string, unknown>>(v, {}), summary: false },
-  schema: { column: 'schema', schema: Nullable(Type.Array(FieldDefinition)), read: (v) => parseJson(v, null), summary: false },
-  body: { column: 'body', schema: Nullable(Doc), read: (v) => parseJson(v, null), summary: false },
-  bodyHtml: {
-    column: 'body_html',
-    schema: Type.String({ description: 'Sanitized HTML rendered from `body` on write; empty when there is no body' }),
-    summary: false,
-  },
-  meta: {
-    schema: Meta,
-    from: (r) => ({ metaTitle: r.meta_title, metaDescription: r.meta_description }),
-    columns: ['meta_title', 'meta_description'],
-    summary: false,
-  },
-  createdAt: common.createdAt,
-  updatedAt: common.updatedAt,
-});
-
-export const SingleType = named('SingleType', singleTypeFields.response());
-export const SingleTypeSummary = named('SingleTypeSummary', singleTypeFields.summaryResponse());
-
-export const singleTypeList: ListSpec<{}> = { sort: ['created_at', 'updated_at', 'name', 'slug'], search: ['name', 'slug'], common: ['search', 'locale'] };
-export const SingleTypeListQuery = listQueryFor(singleTypeList);

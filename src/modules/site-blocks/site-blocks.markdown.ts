@@ -3,7 +3,7 @@ import type { FieldDefinition } from '../../shared/field-schema/index.js';
 import { docToMarkdown, escapeText } from '../../shared/richtext/to-markdown.js';
 import type { RTNode } from '../../shared/richtext/types.js';
 import { safeImageSrc, safeLinkHref } from '../../shared/richtext/url.js';
-import type { PublishedPage } from './site-blocks.repository.js';
+import type { PublishedPage } from './published-pages.js';
 
 type Data = Record<string, unknown>;
 

@@ -23,6 +23,7 @@ import {
   SlugParams,
 } from './site-blocks.resource.js';
 import * as service from './site-blocks.service.js';
+import { SITE_BLOCK_EVENTS } from './site-blocks.events.js';
 
 const tags = ['Site blocks'];
 const One = Data(ref(SiteBlock));
@@ -41,6 +42,7 @@ const PUBLIC_MAX_AGE = 60;
 
 export const siteBlocksModule: AppModule = {
   name: 'site-blocks',
+  events: SITE_BLOCK_EVENTS,
   routes(app, { db }) {
     app.get(
       '/site-blocks',

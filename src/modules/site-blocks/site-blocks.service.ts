@@ -5,6 +5,7 @@ import { emitEvent } from '../../jobs/outbox.js';
 import { type FieldChange, fieldChanges, type RevisionRow } from '../../kit/revisions.js';
 import type { AuthContext } from '../../plugins/auth.js';
 import { setMediaReferences } from '../media/media.references.js';
+import { setOutboundLinks } from '../search-console/search-console.links.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
 import { type FieldDefinition, fieldSchemaFromInput, validateFieldData } from '../../shared/field-schema/index.js';
 import { canonicalLocale } from '../../shared/locales.js';
@@ -275,6 +276,7 @@ async function writeData(tx: Executor, auth: Auth, row: SiteBlockRow, data: Data
   await repo.siteBlocksTable.update(tx, auth.siteId, { id: Number(row.id) }, { data: json, ...stagedEdit(staged, row), updated_at: at });
   // The files its image and file fields (or any text in it) use (decisions M15).
   await setMediaReferences(tx, auth.siteId, { siteBlockId: Number(row.id) }, { data: json });
+  await setOutboundLinks(tx, auth.siteId, { siteBlockId: Number(row.id) }, json);
   await repo.revisions.record(tx, {
     siteId: auth.siteId,
     ownerId: Number(row.id),
@@ -409,6 +411,7 @@ export async function copyToLocale(db: Db, auth: Auth, slug: string, locale: str
       updated_at: at,
     });
     await setMediaReferences(tx, auth.siteId, { siteBlockId: id }, { data: toJson(dataOf(row.data)) });
+    await setOutboundLinks(tx, auth.siteId, { siteBlockId: id }, toJson(dataOf(row.data)));
     return detail(tx, auth.siteId, (await repo.siteBlocksTable.find(tx, auth.siteId, { id })) as SiteBlockRow, 'all');
   });
 }

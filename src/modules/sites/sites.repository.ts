@@ -30,21 +30,6 @@ export function updateSite(db: Executor, siteId: string, patch: Updateable<Sites
   return db.updateTable('sites').set(patch).where('id', '=', siteId).execute();
 }
 
-export function insertUser(
-  db: Executor,
-  row: { id: string; site_id: string; full_name: string; email: string | null; created_at: string; updated_at: string },
-) {
-  return db.insertInto('users').values(row).execute();
-}
-
-export function findOwner(db: Executor, siteId: string) {
-  return db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).orderBy('created_at', 'asc').limit(1).executeTakeFirst();
-}
-
-export function findUser(db: Executor, siteId: string, userId: string) {
-  return db.selectFrom('users').select(['id', 'full_name']).where('site_id', '=', siteId).where('id', '=', userId).executeTakeFirst();
-}
-
 export function insertNotificationDefaults(db: Executor, siteId: string, at: string) {
   return db
     .insertInto('notification_settings')

@@ -6,6 +6,9 @@ import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { findFreeSlug, slugify } from '../../shared/slug.js';
 import { canonicalLocale, isTimezone, LOCALE_CATALOG, localeInfo } from '../../shared/locales.js';
 import * as repo from './sites.repository.js';
+import { seedRoles } from '../roles/roles.service.js';
+import { OWNER_ROLE_SLUG } from '../roles/roles.seeds.js';
+import { insertOwner } from '../users/users.service.js';
 
 type SiteRow = Selectable<SitesTable>;
 
@@ -65,7 +68,7 @@ export interface CreatedSite {
   createdAt: string;
 }
 
-/** Creates a site with its owner user and default settings, in one transaction. */
+/** Creates a site with its roles, its owner user and default settings, in one transaction. */
 export async function createSite(db: Db, input: { name: string; domain: string; defaultLocale?: string; ownerName?: string }): Promise<CreatedSite> {
   const name = input.name.trim();
   const domain = input.domain.trim().toLowerCase();
@@ -78,7 +81,6 @@ export async function createSite(db: Db, input: { name: string; domain: string; 
     const base = slugify(name) || 'site';
     const slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, c));
     const id = randomUUID();
-    const ownerUserId = randomUUID();
     const publicKey = `pk_${randomBytes(18).toString('base64url')}`;
     await repo.insertSite(tx, {
       id,
@@ -106,24 +108,11 @@ export async function createSite(db: Db, input: { name: string; domain: string; 
       created_at: at,
       updated_at: at,
     });
-    await repo.insertUser(tx, { id: ownerUserId, site_id: id, full_name: input.ownerName ?? 'Site owner', email: null, created_at: at, updated_at: at });
+    const roles = await seedRoles(tx, id, at);
+    const ownerUserId = await insertOwner(tx, id, roles[OWNER_ROLE_SLUG]!, input.ownerName ?? 'Site owner', at);
     await repo.insertNotificationDefaults(tx, id, at);
     return { id, name, domain, slug, publicKey, ownerUserId, createdAt: at };
   });
-}
-
-export async function createUser(db: Executor, siteId: string, fullName: string, email: string | null = null) {
-  await getSite(db, siteId);
-  const at = now();
-  const id = randomUUID();
-  await repo.insertUser(db, { id, site_id: siteId, full_name: fullName, email, created_at: at, updated_at: at });
-  return { id, fullName };
-}
-
-export async function ownerOf(db: Executor, siteId: string) {
-  const owner = await repo.findOwner(db, siteId);
-  if (!owner) throw notFound('site owner');
-  return owner;
 }
 
 export async function listAllSites(db: Executor) {
@@ -242,8 +231,4 @@ export async function updateDetection(
     updated_at: now(),
   });
   return toDetection(await getSite(db, siteId));
-}
-
-export async function findUser(db: Executor, siteId: string, userId: string) {
-  return repo.findUser(db, siteId, userId);
 }

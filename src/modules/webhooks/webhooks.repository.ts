@@ -2,7 +2,6 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { AutoId, Bool, Executor, Json, Timestamp } from '../../db/types.js';
 import type { OutboxEventsTable } from '../../jobs/jobs.repository.js';
 import { dateBound, paginate, type ListQuery } from '../../shared/pagination.js';
-import { dialectOf } from '../../db/dialect.js';
 import { claimRows } from '../../jobs/claim.js';
 
 export interface WebhooksTable {
@@ -69,33 +68,8 @@ export type OutboxRow = Selectable<OutboxEventsTable>;
 
 // ---- webhooks ----
 
-export function findWebhook(db: Executor, siteId: string, id: number) {
-  return db.selectFrom('webhooks').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
-}
-
-export async function listWebhooks(db: Executor, siteId: string, query: ListQuery & { search?: string; isActive?: boolean }) {
-  let base = db.selectFrom('webhooks').selectAll().where('site_id', '=', siteId);
-  if (query.search) base = base.where(dialectOf(db).containsText(['url', 'description'], query.search));
-  if (query.isActive !== undefined) base = base.where('is_active', '=', query.isActive);
-  if (query.dateFrom) base = base.where('created_at', '>=', dateBound(query.dateFrom, false));
-  if (query.dateTo) base = base.where('created_at', '<=', dateBound(query.dateTo, true));
-  const column = (query.sortBy ?? 'created_at') as 'created_at' | 'updated_at' | 'url';
-  const order = query.sortOrder ?? (query.sortBy ? 'asc' : 'desc');
-  return paginate(base, query, (qb) => qb.orderBy(column, order).orderBy('id', order));
-}
-
-export async function insertWebhook(db: Executor, row: Insertable<WebhooksTable>): Promise<number> {
-  const { id } = await db.insertInto('webhooks').values(row).returning('id').executeTakeFirstOrThrow();
-  return Number(id);
-}
-
 export function updateWebhook(db: Executor, siteId: string, id: number, patch: Updateable<WebhooksTable>) {
   return db.updateTable('webhooks').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
-}
-
-export async function deleteWebhook(db: Executor, siteId: string, id: number): Promise<boolean> {
-  const res = await db.deleteFrom('webhooks').where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
 }
 
 /** The active webhooks of these sites (the dispatcher filters them by event type). */
@@ -262,23 +236,4 @@ export async function deleteFinishedDeliveries(db: Executor, cutoff: string, lim
   const oldest = db.selectFrom('webhook_deliveries').select('id').where('status', 'in', ['succeeded', 'failed']).where('updated_at', '<', cutoff).limit(limit);
   const result = await db.deleteFrom('webhook_deliveries').where('id', 'in', oldest).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
   return Number(result.numDeletedRows);
-}
-
-// ---- secrets at rest (every site: `cairn secrets rotate`) ----
-
-/** The stored secrets of up to `limit` webhooks after `afterId`, by id. */
-export function secretsAfter(db: Executor, afterId: number, limit: number) {
-  return db.selectFrom('webhooks').select(['id', 'site_id', 'secret', 'previous_secret']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
-}
-
-/** Rewrites a webhook's stored secrets, only if they are still what was read (a rotation through the API meanwhile wins). */
-export async function replaceSecrets(
-  db: Executor,
-  row: { id: number; site_id: string; secret: string; previous_secret: string | null },
-  next: { secret: string; previous_secret: string | null },
-): Promise<boolean> {
-  let q = db.updateTable('webhooks').set(next).where('site_id', '=', row.site_id).where('id', '=', row.id).where('secret', '=', row.secret);
-  q = row.previous_secret === null ? q.where('previous_secret', 'is', null) : q.where('previous_secret', '=', row.previous_secret);
-  const result = await q.executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
 }

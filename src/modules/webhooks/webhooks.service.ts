@@ -2,38 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Executor } from '../../db/types.js';
-import { now, parseJson, toJson } from '../../db/json.js';
-import { AppError, invalid, notFound } from '../../shared/errors.js';
+import { now, parseJson } from '../../db/json.js';
+import { AppError, notFound } from '../../shared/errors.js';
 import { pageMeta } from '../../shared/pagination.js';
-import { checkOutboundUrl } from '../../shared/net-guard.js';
 import { EVENT_TYPES } from '../../jobs/outbox.js';
 import * as repo from './webhooks.repository.js';
-import {
-  ALL_EVENTS,
-  EVENT_CATALOG,
-  TEST_EVENT_TYPE,
-  type DeliveryListQuery,
-  type WebhookCreateInput,
-  type WebhookListQuery,
-  type WebhookUpdateInput,
-} from './webhooks.schemas.js';
+import { TEST_EVENT_TYPE, type DeliveryListQuery } from './webhooks.schemas.js';
+import { webhooks } from './webhooks.resource.js';
 import type { SecretBox } from '../../shared/secrets.js';
+import type { EventDescriptions } from '../types.js';
 import { attemptDelivery, eventBody, generateSecret, PREVIOUS_SECRET_TTL_MS, type DeliverySettings } from './webhooks.delivery.js';
-
-function toWebhook(r: repo.WebhookRow) {
-  return {
-    id: Number(r.id),
-    url: r.url,
-    description: r.description,
-    events: parseJson<string[]>(r.events, []),
-    isActive: Boolean(r.is_active),
-    consecutiveFailures: Number(r.consecutive_failures),
-    disabledReason: r.disabled_reason,
-    disabledAt: r.disabled_at,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
 function toAttempt(a: repo.AttemptRow) {
   return {
@@ -69,28 +47,12 @@ function toDelivery(d: repo.DeliveryRow, attempts: repo.AttemptRow[]) {
   };
 }
 
-async function getRow(db: Executor, siteId: string, id: number): Promise<repo.WebhookRow> {
-  const row = await repo.findWebhook(db, siteId, id);
-  if (!row) throw notFound('webhook');
-  return row;
-}
+const getRow = (db: Executor, siteId: string, id: number) => webhooks.service.getRow(db, siteId, id);
 
-/** http(s) only, and every address public unless CAIRN_ALLOW_PRIVATE_NETWORK (checked again at every attempt). */
-async function assertUrl(url: string, allowPrivate: boolean): Promise<string> {
-  const check = await checkOutboundUrl(url.trim(), { allowPrivate });
-  if (!check.ok) throw invalid('WEBHOOK_URL_INVALID', 'url', `The URL ${check.reason}.`);
-  return check.url.href;
-}
-
-/** `["*"]` stands alone: with it, the other types add nothing. */
-function normalizeEvents(events: string[]): string[] {
-  return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events;
-}
-
-export function eventCatalog() {
+export function eventCatalog(events: EventDescriptions) {
   return {
     data: EVENT_TYPES.map((type) => {
-      const entry = EVENT_CATALOG[type];
+      const entry = events[type];
       return {
         type,
         description: entry.description,
@@ -99,59 +61,6 @@ export function eventCatalog() {
       };
     }),
   };
-}
-
-export async function listWebhooks(db: Executor, siteId: string, query: Static<typeof WebhookListQuery>) {
-  const { rows, total } = await repo.listWebhooks(db, siteId, query);
-  return { data: rows.map(toWebhook), meta: pageMeta(total, query.page, query.limit) };
-}
-
-export async function getWebhook(db: Executor, siteId: string, id: number) {
-  return toWebhook(await getRow(db, siteId, id));
-}
-
-export async function createWebhook(db: Db, settings: DeliverySettings, siteId: string, input: WebhookCreateInput) {
-  const url = await assertUrl(input.url, settings.allowPrivateNetwork);
-  const at = now();
-  const secret = generateSecret();
-  const id = await repo.insertWebhook(db, {
-    site_id: siteId,
-    url,
-    description: input.description ?? null,
-    events: toJson(normalizeEvents(input.events)),
-    is_active: input.isActive ?? true,
-    secret: settings.secrets.encrypt(secret),
-    previous_secret: null,
-    previous_secret_expires_at: null,
-    consecutive_failures: 0,
-    disabled_reason: null,
-    disabled_at: null,
-    created_at: at,
-    updated_at: at,
-  });
-  return { ...(await getWebhook(db, siteId, id)), secret };
-}
-
-/**
- * Partial update. `isActive: true` re-enables a webhook the service disabled (410, too many
- * failures) and resets its failure counter; its paused pending deliveries then go on.
- */
-export async function updateWebhook(db: Db, allowPrivate: boolean, siteId: string, id: number, input: WebhookUpdateInput) {
-  await getRow(db, siteId, id);
-  const url = input.url !== undefined ? await assertUrl(input.url, allowPrivate) : undefined;
-  const at = now();
-  const patch: Parameters<typeof repo.updateWebhook>[3] = { updated_at: at };
-  if (url !== undefined) patch.url = url;
-  if (input.events !== undefined) patch.events = toJson(normalizeEvents(input.events));
-  if (input.description !== undefined) patch.description = input.description;
-  if (input.isActive === true) Object.assign(patch, { is_active: true, consecutive_failures: 0, disabled_reason: null, disabled_at: null });
-  if (input.isActive === false) Object.assign(patch, { is_active: false, disabled_reason: null, disabled_at: at });
-  await repo.updateWebhook(db, siteId, id, patch);
-  return getWebhook(db, siteId, id);
-}
-
-export async function deleteWebhook(db: Db, siteId: string, id: number) {
-  if (!(await repo.deleteWebhook(db, siteId, id))) throw notFound('webhook');
 }
 
 /** A new secret, shown once; the previous one keeps signing (a second signature) for 24 hours. */
@@ -165,7 +74,7 @@ export async function rotateSecret(db: Db, secrets: SecretBox, siteId: string, i
     previous_secret_expires_at: new Date(at.getTime() + PREVIOUS_SECRET_TTL_MS).toISOString(),
     updated_at: at.toISOString(),
   });
-  return { ...(await getWebhook(db, siteId, id)), secret };
+  return { ...(await webhooks.service.get(db, siteId, id)), secret };
 }
 
 async function deliveryWithAttempts(db: Executor, siteId: string, d: repo.DeliveryRow) {
@@ -236,29 +145,4 @@ export async function redeliver(db: Db, siteId: string, webhookId: number, deliv
   const at = now();
   await repo.updateDelivery(db, Number(row.id), { status: 'pending', cycle_attempts: 0, next_attempt_at: at, updated_at: at });
   return getDelivery(db, siteId, webhookId, deliveryId);
-}
-
-/**
- * Re-encrypts every stored webhook secret that is not under the current server key (written in
- * clear before encryption, or under a key now in CAIRN_SECRET_KEY_PREVIOUS): the second step of
- * a key rotation (decisions H25). Returns how many webhooks were rewritten. Safe to run again,
- * and beside running servers that already hold the new key.
- */
-export async function reencryptSecrets(db: Db, secrets: SecretBox): Promise<{ rotated: number; checked: number }> {
-  let afterId = 0;
-  let rotated = 0;
-  let checked = 0;
-  for (;;) {
-    const rows = await repo.secretsAfter(db, afterId, 500);
-    if (rows.length === 0) return { rotated, checked };
-    for (const row of rows) {
-      checked++;
-      afterId = Number(row.id);
-      const stale = secrets.isStale(row.secret) || (row.previous_secret !== null && secrets.isStale(row.previous_secret));
-      if (!stale) continue;
-      const reencrypt = (stored: string) => (secrets.isStale(stored) ? secrets.encrypt(secrets.decrypt(stored)) : stored);
-      const next = { secret: reencrypt(row.secret), previous_secret: row.previous_secret === null ? null : reencrypt(row.previous_secret) };
-      if (await repo.replaceSecrets(db, { ...row, id: Number(row.id) }, next)) rotated++;
-    }
-  }
 }

@@ -8,7 +8,9 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestApp, type TestContext } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
-import { emitEvent, type EventType } from '../../jobs/outbox.js';
+import { EVENT_TYPES, emitEvent, type EventType } from '../../jobs/outbox.js';
+import { describedEvents, MODULES } from '../index.js';
+import type { AppModule } from '../types.js';
 import {
   deliverDue,
   deliverySettings,
@@ -20,7 +22,6 @@ import {
   RETRY_SCHEDULE_MS,
 } from './webhooks.delivery.js';
 import * as repo from './webhooks.repository.js';
-import { openApiWebhooks } from './webhooks.schemas.js';
 import { loadSecretBox } from '../../shared/secrets.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
@@ -282,8 +283,8 @@ describe('webhook management', () => {
     expect(doc.paths['/v1/webhooks/events'].get['x-scope']).toBe('webhooks.view');
     expect(doc.paths['/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver'].post['x-scope']).toBe('webhooks.update');
     expect(doc.paths['/v1/webhooks/{id}/test'].post['x-scope']).toBe('webhooks.test');
-    // The OpenAPI 3.1 `webhooks` object describing what Cairn POSTs, for the document's top level.
-    const described = openApiWebhooks() as Record<string, any>;
+    // The OpenAPI 3.1 `webhooks` object describing what Cairn POSTs, at the document's top level.
+    const described = doc.webhooks as Record<string, any>;
     expect(Object.keys(described)).toEqual(all);
     const schema = described['content.published'].post.requestBody.content['application/json'].schema;
     expect(schema.properties.type.const).toBe('content.published');
@@ -934,5 +935,21 @@ describe('the OpenAPI document', () => {
     } finally {
       await ctxDoc.close();
     }
+  });
+
+  it('takes each event from the module that emits it, and refuses an event described twice or by none', () => {
+    const byModule = Object.fromEntries(MODULES.map((m) => [m.name, Object.keys(m.events ?? {})]));
+    expect(byModule).toMatchObject({
+      contents: ['content.published', 'content.archived'],
+      'site-blocks': ['site_block.published', 'site_block.unpublished'],
+      forms: ['form.submitted'],
+      media: ['media.uploaded', 'media.replaced', 'media.deleted'],
+      webhooks: [],
+    });
+    expect(Object.keys(describedEvents(MODULES))).toEqual([...EVENT_TYPES]);
+    const media = MODULES.find((m) => m.name === 'media')!;
+    const twice: AppModule = { name: 'twice', routes() {}, events: { 'media.deleted': media.events!['media.deleted']! } };
+    expect(() => describedEvents([...MODULES, twice])).toThrow('The event media.deleted is described by the modules media and twice');
+    expect(() => describedEvents(MODULES.filter((m) => m !== media))).toThrow('No module describes the events media.uploaded, media.replaced, media.deleted');
   });
 });
