@@ -72,7 +72,7 @@ function percentile(sorted: Float64Array, p: number): number {
  * times autocannon emits (sub-ms precision); its own histogram stores whole milliseconds, which
  * flattens a fast endpoint's p50 to 0 or 1.
  */
-export async function measure(target: Target, load: LoadSettings, probe: Probe): Promise<Measurement> {
+export async function measure(target: Target, load: LoadSettings, probe: Probe, onExpected?: () => void): Promise<Measurement> {
   const options: autocannon.Options = {
     url: target.url,
     method: target.method,
@@ -82,14 +82,20 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe):
     ...(target.body !== undefined ? { body: target.body } : {}),
     ...(target.idReplacement ? { idReplacement: true } : {}),
   };
-  if (load.warmupSec > 0) await autocannon({ ...options, duration: load.warmupSec });
+  if (load.warmupSec > 0) {
+    const warmup = autocannon({ ...options, duration: load.warmupSec });
+    if (onExpected) warmup.on('response', (_client, statusCode) => isExpected(target, statusCode) && onExpected());
+    await warmup;
+  }
 
   const latencies: number[] = [];
   const otherCpu = otherCpuMeter([process.pid, ...probe.ourPids]);
   const serverCpu = processCpuMeter(probe.serverPid);
   const run = autocannon({ ...options, duration: load.durationSec });
   run.on('response', (_client, statusCode, _bytes, responseTime) => {
-    if (isExpected(target, statusCode)) latencies.push(responseTime);
+    if (!isExpected(target, statusCode)) return;
+    latencies.push(responseTime);
+    onExpected?.();
   });
   const result = await run;
   const otherCpuCores = otherCpu();

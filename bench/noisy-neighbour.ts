@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild } from './children.js';
 import type { BenchContext } from './endpoints.js';
+import { collectorTarget } from './analytics-collector.js';
 import { type LoadSettings, type Measurement, measure, type Probe, type Target } from './measure.js';
 
 /** Another site's read p99 with the service quiet and while one site floods heavy requests. */
@@ -59,6 +60,8 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
       },
     },
     { name: 'two loops of search?q=the', target: { url: `${serverUrl}/v1/contents/search?q=the`, method: 'GET', headers: auth } },
+    // Issue 31: the public collector flooded with tracker batches (10 events each).
+    { name: 'two loops posting analytics batches of 10 events', target: collectorTarget(serverUrl, ctx, 10) },
   ];
   const rows: NoisyNeighbourRow[] = [];
   for (const { name, target } of floods) {

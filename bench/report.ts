@@ -65,6 +65,7 @@ export interface BenchReport {
   /** Another site's reads, quiet and under a heavy flood (bench/noisy-neighbour.ts). */
   noisyNeighbour?: Array<{ flood: string; ratio: number; quiet: Measurement; loud: Measurement }>;
   mediaUploads?: { file: string; runs: number; p50Ms: number; p99Ms: number; meanMs: number; serverCpuMsPerUpload: number | null };
+  analyticsCollector?: Array<{ name: string; eventsPerRequest: number; eventsPerSec: number; accepted: number; stored: number; result: Measurement }>;
   ok: boolean;
 }
 

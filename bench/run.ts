@@ -50,6 +50,7 @@ import { seedBlog, seedBlogThroughApi } from './seed-blog.js';
 import { checkParity, statementLabel, type ParityResult } from './parity.js';
 import { formatNoisyNeighbour, measureNoisyNeighbour, type NoisyNeighbourRow } from './noisy-neighbour.js';
 import { formatUploads, measureUploads, type UploadRow } from './media-upload.js';
+import { type CollectorRow, formatCollector, measureCollector } from './analytics-collector.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
@@ -88,7 +89,7 @@ async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
   const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
-  if (endpoints.length === 0 && !(filter && ('noisy neighbour'.includes(filter) || 'media upload'.includes(filter))))
+  if (endpoints.length === 0 && !(filter && ['noisy neighbour', 'media upload', 'analytics collector'].some((name) => name.includes(filter))))
     throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
 
@@ -153,6 +154,8 @@ async function main(): Promise<number> {
       LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX: '10000000',
       RATE_LIMIT_PUBLIC_MAX: '10000000',
+      ANALYTICS_RATE_LIMIT_MAX: '10000000',
+      ANALYTICS_SITE_MAX_EVENTS_PER_MIN: '100000000',
     };
     // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (node --cpu-prof).
     const profileArgs = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -277,6 +280,12 @@ async function main(): Promise<number> {
       process.stderr.write('measuring the noisy neighbour rows ...\n');
       noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() });
     }
+    // 3c'. The analytics collector (issue 31): events a second, nothing dropped, the bare node:http ceiling beside it.
+    let collectorRows: CollectorRow[] = [];
+    if (!filter || 'analytics collector'.includes(filter)) {
+      process.stderr.write('measuring the analytics collector ...\n');
+      collectorRows = await measureCollector(serverUrl, databaseUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() }, ROOT);
+    }
     // 3d. Uploads of a 5 MB photo, one at a time (issue 10).
     let uploads: UploadRow | null = null;
     if (!filter || 'media upload'.includes(filter)) {
@@ -296,6 +305,7 @@ async function main(): Promise<number> {
       endpoints: endpointResults,
       ...(noisy.length ? { noisyNeighbour: noisy } : {}),
       ...(uploads ? { mediaUploads: uploads } : {}),
+      ...(collectorRows.length ? { analyticsCollector: collectorRows } : {}),
       ok: false,
     };
     const warnings = [...parityErrors, ...formatWarnings(report)];
@@ -309,6 +319,10 @@ async function main(): Promise<number> {
     }
     if (uploads) {
       log(formatUploads(uploads));
+      log();
+    }
+    if (collectorRows.length) {
+      log(formatCollector(collectorRows));
       log();
     }
     const targets = formatTargets(report, BASELINES);

@@ -70,12 +70,22 @@ function parseQuery(raw: string): Record<string, unknown> {
   return out;
 }
 
+const ANALYTICS_PUBLIC_PREFIX = '/v1/public/analytics/';
+
 /** Query parameters that carry credentials: never written to a log (tokens belong in the Authorization header). */
 const SECRET_QUERY = /([?&](?:access_token|token|api_key|apikey|key|secret|password)=)[^&#]*/gi;
 
 /** The request as logged: Fastify's fields, with credentials in the query string redacted. */
 function serializeRequest(req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
-  return { method: req.method, url: req.url.replace(SECRET_QUERY, '$1[redacted]'), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+  // The analytics collector's visitors are never logged by address, nor by port (decisions A4).
+  const anonymous = req.url.startsWith(ANALYTICS_PUBLIC_PREFIX);
+  return {
+    method: req.method,
+    url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
+    host: req.host,
+    remoteAddress: anonymous ? undefined : req.ip,
+    remotePort: anonymous ? undefined : req.socket?.remotePort,
+  };
 }
 
 /** The app as a plugin tree in a fixed order: errors, route guard, rate limit, docs, modules. */
@@ -122,6 +132,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
     schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
     forceCloseConnections: 'idle',
+    // Off by default: behind no proxy a forwarded header is whatever the client wrote (decisions A4).
+    // (Typed as boolean only to keep Fastify's HTTP/1 overload; a hop count or an address list passes through.)
+    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'] & boolean,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const modules = [...MODULES, ...(options.extraModules ?? [])];

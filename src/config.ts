@@ -72,6 +72,19 @@ export interface Config {
    * self-hosted stores need; on by default when an endpoint is given.
    */
   s3: { endpoint: string | null; bucket: string; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean } | null;
+  /**
+   * Whether forwarded client addresses (`X-Forwarded-For`) are believed (decisions A4): false
+   * (default: the socket's address), true (any proxy), a hop count, or a comma list of proxy
+   * addresses and CIDR ranges. Only set it behind a proxy that overwrites the header.
+   */
+  trustProxy: boolean | number | string;
+  /**
+   * Web analytics (decisions A3, A10): the collector's limits (batches a minute per address,
+   * events a minute per site), the write queue (flushed every flushMs or at flushEvents queued
+   * events; beyond maxQueuedEvents the collector answers 503), and the MMDB file for geo (none:
+   * country and city stay null).
+   */
+  analytics: { rateLimitMax: number; siteMaxEventsPerMin: number; flushMs: number; flushEvents: number; maxQueuedEvents: number; geoIpDb: string | null };
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +107,16 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || /^(0|false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw))
+    throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a comma list of addresses and CIDR ranges, got "${raw}"`);
+  return raw;
 }
 
 function url(env: NodeJS.ProcessEnv, name: string, fallback: string | null, protocols: string[]): string | null {
@@ -214,6 +237,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       indexingIntervalMs: integer(env, 'SEARCH_INDEXING_INTERVAL_MS', 60_000, 0, 86_400_000),
     },
     s3: s3Config(env),
+    trustProxy: trustProxy(env),
+    analytics: {
+      rateLimitMax: integer(env, 'ANALYTICS_RATE_LIMIT_MAX', 600, 1, 10_000_000),
+      siteMaxEventsPerMin: integer(env, 'ANALYTICS_SITE_MAX_EVENTS_PER_MIN', 60_000, 1, 100_000_000),
+      flushMs: integer(env, 'ANALYTICS_FLUSH_MS', 250, 1, 60_000),
+      flushEvents: integer(env, 'ANALYTICS_FLUSH_EVENTS', 2_000, 1, 100_000),
+      maxQueuedEvents: integer(env, 'ANALYTICS_MAX_QUEUED_EVENTS', 100_000, 50, 10_000_000),
+      geoIpDb: env.ANALYTICS_GEOIP_DB?.trim() ? path.resolve(env.ANALYTICS_GEOIP_DB.trim()) : null,
+    },
     mail: {
       smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
       from: env.MAIL_FROM?.trim() || 'Cairn <no-reply@localhost>',

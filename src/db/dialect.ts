@@ -32,6 +32,8 @@ export interface SqlDialect {
    * PostgreSQL).
    */
   jsonArrayFrom(subquery: Parameters<typeof sqliteJsonArrayFrom>[0]): RawBuilder<unknown>;
+  /** The larger of two values: SQLite's two-argument `max`, PostgreSQL's `greatest`. */
+  greatest(a: RawBuilder<unknown> | ReturnType<typeof sql.ref>, b: RawBuilder<unknown>): RawBuilder<number>;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally. */
@@ -55,6 +57,7 @@ const SQLITE: SqlDialect = {
   lockForUpdate: () => sql``,
   fullText: 'fts5',
   jsonArrayFrom: sqliteJsonArrayFrom,
+  greatest: (a, b) => sql<number>`max(${a}, ${b})`,
 };
 
 const POSTGRES: SqlDialect = {
@@ -64,6 +67,7 @@ const POSTGRES: SqlDialect = {
   lockForUpdate: () => sql`for update`,
   fullText: 'tsvector',
   jsonArrayFrom: pgJsonArrayFrom,
+  greatest: (a, b) => sql<number>`greatest(${a}, ${b})`,
 };
 
 /** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */

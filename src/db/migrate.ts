@@ -27,6 +27,7 @@ import * as m0025 from './migrations/0025_content_bodies.js';
 import * as m0026 from './migrations/0026_users_roles.js';
 import * as m0027 from './migrations/0027_cookie_consent.js';
 import * as m0028 from './migrations/0028_search_console.js';
+import * as m0029 from './migrations/0029_analytics.js';
 import * as m0030 from './migrations/0030_seo_change_notify.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<
   '0026_users_roles': m0026,
   '0027_cookie_consent': m0027,
   '0028_search_console': m0028,
+  '0029_analytics': m0029,
   '0030_seo_change_notify': m0030,
 };
 

@@ -55,6 +55,10 @@ export const UNIQUE_CONSTRAINTS: readonly UniqueConstraint[] = [
   internal('users_site_owner_unique', 'users', ['site_id']),
   // Search-console dimension keys, upserted by the sync.
   internal('search_keys_key_unique', 'search_keys', ['site_id', 'kind', 'key']),
+  // Analytics: the dimension dictionary (upserted), and import ids, which a re-run skips before inserting.
+  internal('analytics_values_unique', 'analytics_values', ['site_id', 'dim', 'value']),
+  internal('analytics_sessions_import_idx', 'analytics_sessions', ['site_id', 'import_key']),
+  internal('analytics_events_import_idx', 'analytics_events', ['site_id', 'import_key']),
 ];
 
 const byName = new Map(UNIQUE_CONSTRAINTS.map((c) => [c.name, c]));

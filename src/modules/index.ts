@@ -20,6 +20,7 @@ import { usersModule } from './users/users.routes.js';
 import { rolesModule } from './roles/roles.routes.js';
 import { cookieConsentModule } from './cookie-consent/cookie-consent.routes.js';
 import { searchConsoleModule } from './search-console/search-console.routes.js';
+import { analyticsModule } from './analytics/analytics.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -43,6 +44,7 @@ export const MODULES: readonly AnyModule[] = [
   rolesModule,
   cookieConsentModule,
   searchConsoleModule,
+  analyticsModule,
 ];
 
 /**

@@ -143,7 +143,11 @@ export function registerRouteGuard(
       route.preValidation = existingPre ? [check, ...(Array.isArray(existingPre) ? existingPre : [existingPre])] : [check];
     }
     if (scope === 'public') {
-      if (!route.config?.siteKey) return;
+      // A public route without the site key (the tracker scripts) takes no credential at all.
+      if (!route.config?.siteKey) {
+        schema.security = [];
+        return;
+      }
       if (!route.url.startsWith('/v1/public/')) throw new Error(`Route ${String(route.method)} ${route.url}: site-key routes live under /v1/public/`);
       responses[401] ??= errorRef('Missing or unknown site key');
       schema.security = [{ siteKey: [] }, { siteKeyQuery: [] }];

@@ -76,12 +76,14 @@ export const ERROR_CATALOG = {
   PATH_INVALID: { status: 422, message: 'A page path starts with / and has no query string, fragment, blank or dot segment.' },
   // Users, roles and tokens (decisions U1-U4)
   SCOPE_ESCALATION: { status: 403, message: 'You cannot grant scopes you do not hold.' },
+  USER_NOT_MANAGEABLE: { status: 403, message: "This user's role holds scopes you do not hold: you cannot change, deactivate or delete them." },
   TOKEN_NOT_MANAGEABLE: { status: 403, message: 'This token holds scopes you do not hold: you cannot change, regenerate or delete it.' },
   OWNER_PROTECTED: { status: 409, message: "The site's owner cannot be demoted, deactivated or deleted (cairn users set-owner moves ownership)." },
   TOKEN_NOT_ACTIVE: { status: 409, message: 'The token is revoked: create a new one.' },
   ROLE_PROTECTED: { status: 409, message: 'The owner role cannot be changed or deleted.' },
   ROLE_IN_USE: { status: 409, message: 'Users hold this role: delete it with reassignTo=<roleId>.' },
   EMAIL_TAKEN: { status: 422, message: 'Another user of this site has this e-mail address.' },
+  RETENTION_INVALID: { status: 422, message: 'aggregateRetentionDays must be at least rawRetentionDays.' },
   IMPORT_FILE_INVALID: { status: 422, message: 'The import needs a CSV file (multipart field "file") or a JSON body { entries: [...] }.' },
   // Periods of stats (decisions A8)
   DATE_RANGE_INVALID: { status: 422, message: 'Send either period or both startDate and endDate (real dates, start not after end).' },

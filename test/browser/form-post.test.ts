@@ -1,11 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/app.js';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { client } from '../helpers/http.js';
 
 /**
@@ -14,19 +12,15 @@ import { client } from '../helpers/http.js';
  * F6). Chromium is installed by .ci/run; on a machine without it the test says so and is skipped,
  * but under CI it must run.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`Chromium is required under CI (${CHROMIUM}); .ci/run installs it from Debian`);
-
 let ctx: TestContext;
 let apiBase = '';
 let site: http.Server;
 let siteBase = '';
 let browser: BrowserContext;
-let profile = '';
+let closeBrowser: (() => Promise<void>) | undefined;
 let page = '';
 
-describe.skipIf(!available)('an HTML form posted by a real browser', () => {
+describe.skipIf(!chromiumAvailable)('an HTML form posted by a real browser', () => {
   beforeAll(async () => {
     ctx = await buildTestApp();
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
@@ -38,27 +32,13 @@ describe.skipIf(!available)('an HTML form posted by a real browser', () => {
     });
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteBase = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    profile = mkdtempSync(path.join(os.tmpdir(), 'cairn-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    ({ browser, close: closeBrowser } = await launchChromium());
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await closeBrowser?.();
     await new Promise<void>((r) => (site ? site.close(() => r()) : r()));
     await ctx?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('submits the fields a visitor fills in, is sent to the thank-you page, and the submission is stored', async () => {

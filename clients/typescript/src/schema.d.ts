@@ -3301,7 +3301,7 @@ export interface paths {
         get: operations["getUser"];
         /**
          * Update a user (partial)
-         * @description A new role or deactivation reaches the user's tokens on their next request. The owner cannot be demoted or deactivated (409 `OWNER_PROTECTED`).
+         * @description A new role or deactivation reaches the user's tokens on their next request. The owner cannot be demoted or deactivated (409 `OWNER_PROTECTED`); a user whose role holds scopes the caller lacks cannot be changed (403 `USER_NOT_MANAGEABLE`).
          *
          *     Requires scope `users.update`. Also `users.manage_roles` (or `users.manage_roles.own` on your own records) when the body sets roleId (on create: a role other than author).
          */
@@ -3309,7 +3309,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a user with their tokens
-         * @description Their contents go to `reassignTo`, or keep no author; revisions keep their history without it.
+         * @description Their contents go to `reassignTo`, or keep no author; revisions keep their history without it. A user whose role holds scopes the caller lacks cannot be deleted (403 `USER_NOT_MANAGEABLE`).
          *
          *     Requires scope `users.delete`.
          */
@@ -3775,6 +3775,116 @@ export interface paths {
          *     Requires scope `analytics.gsc`.
          */
         get: operations["searchLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Analytics settings, with the snippet to paste
+         * @description Requires scope `analytics.settings`.
+         *
+         *     Requires scope `analytics.settings`.
+         */
+        get: operations["getAnalyticsSettings"];
+        /**
+         * Update analytics settings (partial)
+         * @description `rawRetentionDays` 7-365 (raw events and sessions), `aggregateRetentionDays` 30-3650 (daily rollups), never below the raw days (422 `RETENTION_INVALID`). `excludedPaths`: at most 100 globs starting with `/` (`*` one segment, `**` anything). `excludedIps`: at most 100 addresses or CIDR ranges, IPv4 or IPv6, stored canonical.
+         *
+         *     Requires scope `analytics.settings`.
+         */
+        put: operations["updateAnalyticsSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import historical events (JSON or NDJSON)
+         * @description JSON `{ events: [...] }` or NDJSON (`application/x-ndjson`, one event a line), 1-10,000 events. Each: `timestamp` (ISO 8601 with offset, not older than aggregateRetentionDays, at most 5 minutes ahead), `visitorId` (1-100), optional `sessionId` (groups events; else the 30-minute rule), `id` (a re-run skips ids already stored), `type` (default pageview), `path` or `url`, `referrer`, `utmSource`...`utmContent`, `country`, `city`, `browser`, `os`, `device`, `screen`, `language`, `pageviewId`, and the type's fields (`engagedMs`, `scrollDepth`; `x`, `y`, `viewportWidth`, `selector`, `rage`, `dead`; `targetUrl`; `form`; `name`, `value`; `metric`, `value`). No bot, host, exclusion or geo processing. Wrong events are listed by index (first 1,000) and the rest stored.
+         *
+         *     Requires scope `analytics.settings`.
+         */
+        post: operations["importAnalyticsEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/analytics/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Collect a batch of tracker events, with the site key
+         * @description The tracker's batch (JSON, or JSON sent as `text/plain` by `sendBeacon`): 1-50 events in at most 64 KiB. A wrong envelope is a 422; a wrong event is dropped and counted. Bots, pages on other hosts than the site's domain (its `www.` twin, the preview URL's host), excluded paths and addresses are dropped; with tracking off everything is. Limits: `ANALYTICS_RATE_LIMIT_MAX` batches a minute per address, `ANALYTICS_SITE_MAX_EVENTS_PER_MIN` events a minute per site (429 with `Retry-After`); a full write queue is a 503 with `Retry-After`. No cookie is read or set, and the address is never stored or logged.
+         */
+        post: operations["collectAnalyticsEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/analytics/script.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The analytics tracker script
+         * @description The analytics tracker (decision A3): pageviews (SPA and hash routing, bfcache), engaged time and scroll depth, clicks with rage and dead clicks, outbound links, downloads, form start and submit, goals (`cairn("goal", name)`), an opt-in consent gate; no cookie, no storage. Paste a `script` element with `defer`, `src=".../v1/public/analytics/script.js"` and `data-site-key="pk_..."` (the `snippet` of the analytics settings); attributes `data-api`, `data-hash`, `data-cwv`, `data-clicks="off"`, `data-require-consent`. No site key. `ETag` (one per encoding), `Cache-Control: public, max-age=86400`, 304 on `If-None-Match`; gzip when `Accept-Encoding` takes it.
+         */
+        get: operations["getAnalyticsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/analytics/cwv.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Core Web Vitals add-on script
+         * @description The Core Web Vitals add-on (web-vitals: LCP, INP, CLS, FCP, TTFB, and FID), loaded by the tracker after `load` when its tag has `data-cwv`. No site key. `ETag` (one per encoding), `Cache-Control: public, max-age=86400`, 304 on `If-None-Match`; gzip when `Accept-Encoding` takes it.
+         */
+        get: operations["getAnalyticsCwvScript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5819,6 +5929,20 @@ export interface components {
                 /** @description Distinct published contents and page blocks linking to it */
                 count: number;
             }[];
+        };
+        /** AnalyticsSettings */
+        AnalyticsSettings: {
+            trackingEnabled: boolean;
+            /** @description Days raw events and sessions are kept */
+            rawRetentionDays: number;
+            /** @description Days daily rollups are kept; at least rawRetentionDays */
+            aggregateRetentionDays: number;
+            /** @description Path globs (`*` one segment, `**` anything) whose events are dropped */
+            excludedPaths: string[];
+            /** @description Addresses and CIDR ranges (IPv4, IPv6) whose events are dropped, canonical */
+            excludedIps: string[];
+            /** @description The script tag to paste into every page (read-only) */
+            snippet: string;
         };
     };
     responses: never;
@@ -21506,6 +21630,345 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSettings"];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.settings` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    trackingEnabled?: boolean;
+                    rawRetentionDays?: number;
+                    aggregateRetentionDays?: number;
+                    excludedPaths?: string[];
+                    excludedIps?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSettings"];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.settings` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importAnalyticsEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Events, each checked on its own (numbered errors) */
+                    events: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        imported: number;
+                        /** @description Events whose id was already stored (or repeated in the request) */
+                        skipped: number;
+                        /** @description The first 1,000 errors */
+                        errors: {
+                            index: number;
+                            field: string;
+                            message: string;
+                        }[];
+                        errorCount: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.settings` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    collectAnalyticsEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Payload version
+                     * @enum {number}
+                     */
+                    v: 1;
+                    /** @description The page URL all events of the batch happened on */
+                    u: string;
+                    /** @description document.referrer */
+                    r?: string;
+                    /** @description Screen width */
+                    sw?: number;
+                    /** @description Screen height */
+                    sh?: number;
+                    lang?: string;
+                    /** @description 1: hash routing, the fragment is part of the path */
+                    h?: number;
+                    /** @description Client clock (epoch ms) when the batch was sent */
+                    sentAt: number;
+                    events: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Events queued for storage */
+                        accepted: number;
+                        /** @description Events dropped: wrong, from a bot, a foreign host, an excluded path or address, or with tracking off */
+                        dropped: number;
+                    };
+                };
+            };
+            /** @description Missing or unknown site key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description application/javascript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsCwvScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description application/javascript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {

@@ -43,6 +43,14 @@ export async function positive() {
     void message;
   }
   await site.resolveRedirect('/old?x=1');
+  const now = Date.now();
+  const batch = await createCairnPublicClient({ baseUrl: 'https://cms.example.org', siteKey: 'pk_abc' }).POST('/v1/public/analytics/events', {
+    body: { v: 1, u: 'https://example.org/blog/a', sentAt: now, events: [{ t: 'pageview', pv: 'k3j9a0', at: now }] },
+  });
+  if (batch.data) {
+    const counts: [number, number] = [batch.data.accepted, batch.data.dropped];
+    void counts;
+  }
   await site.pageByPath('/about');
 }
 
@@ -60,6 +68,8 @@ export async function negative() {
   // @ts-expect-error a path parameter of the wrong type: a tag id is a number
   await client.GET('/v1/tags/{id}', { params: { path: { id: 'seven' } } });
   const site = createCairnPublicClient({ baseUrl: 'https://cms.example.org', siteKey: 'pk_abc' });
+  // @ts-expect-error a bad enum value: the payload version is 1
+  await site.POST('/v1/public/analytics/events', { body: { v: 2, u: 'https://example.org/', sentAt: 0, events: [] } });
   // @ts-expect-error the public client reaches only /v1/public/... paths (no token)
   await site.GET('/v1/tags');
 }

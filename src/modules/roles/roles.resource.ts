@@ -83,6 +83,16 @@ export function assertAssignable(caller: Caller, role: { slug: string; scopes: u
   if (caller) assertHeld(caller.scopes, roleScopes(role), `The role ${role.slug}`);
 }
 
+/**
+ * Changing, deactivating, reactivating or deleting a user acts on their tokens' power (decisions
+ * UR10): the caller must hold every scope of the user's role, as it must hold a token's to manage it.
+ */
+export function assertManageable(caller: Caller, role: { scopes: unknown; is_system: unknown } | undefined): void {
+  if (!caller || !role) return;
+  const missing = roleScopes(role).filter((s) => !caller.scopes.has(s));
+  if (missing.length) throw new AppError('USER_NOT_MANAGEABLE', { message: `This user's role holds scopes you do not hold (${missing.join(', ')}).` });
+}
+
 export const roles = resource<'roles', typeof roleFields.fields, {}, RoleContext>({
   table: 'roles',
   noun: 'role',

@@ -8,7 +8,7 @@ import { DEFAULT_ROLE_SLUG, ROLE_SEEDS } from './roles.seeds.js';
 import { roles } from './roles.resource.js';
 import * as repo from './roles.repository.js';
 
-export { assertAssignable, roleScopes } from './roles.resource.js';
+export { assertAssignable, assertManageable, roleScopes } from './roles.resource.js';
 
 /** The five roles of a new site (decisions U1); returns their ids by slug. */
 export async function seedRoles(db: Executor, siteId: string, at: string): Promise<Record<string, string>> {

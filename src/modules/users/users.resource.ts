@@ -7,7 +7,7 @@ import { Nullable, Uuid } from '../../shared/schemas.js';
 import { forgetTokens } from '../api-tokens/api-tokens.auth.js';
 import type { Caller } from '../api-tokens/api-tokens.service.js';
 import { DEFAULT_ROLE_SLUG } from '../roles/roles.seeds.js';
-import { assertAssignable, findRoleBySlug, roleFor } from '../roles/roles.service.js';
+import { assertAssignable, assertManageable, findRoleBySlug, roleFor } from '../roles/roles.service.js';
 import * as repo from './users.repository.js';
 
 /**
@@ -103,13 +103,14 @@ export const users = resource<'users', typeof userFields.fields, {}, UserContext
     async update(tx, { siteId, current, input, patch, context }) {
       const roleChange = patch.role_id !== undefined && patch.role_id !== current.role_id;
       if (current.is_owner && (roleChange || patch.is_active === false)) throw new AppError('OWNER_PROTECTED');
-      if (input.roleId === undefined) return;
-      if (context.caller) requireScope(context.caller, 'users.manage_roles', null, "Setting a user's role");
+      if (input.roleId !== undefined && context.caller) requireScope(context.caller, 'users.manage_roles', null, "Setting a user's role");
+      assertManageable(context.caller, await roleFor(tx, siteId, current.role_id ?? undefined, 'roleId'));
       if (roleChange) assertAssignable(context.caller, await roleFor(tx, siteId, patch.role_id, 'roleId'));
     },
     // Their tokens go with them; their contents to reassignTo, or they keep no author (decisions U2).
     async delete(tx, { siteId, current, context }) {
       if (current.is_owner) throw new AppError('OWNER_PROTECTED');
+      assertManageable(context.caller, await roleFor(tx, siteId, current.role_id ?? undefined, 'roleId'));
       const heir = context.reassignTo;
       if (heir && (heir === current.id || !(await users.repo.find(tx, siteId, { id: heir }, ['id'])))) {
         throw invalid('REFERENCE_INVALID', 'reassignTo', 'reassignTo must be another user of this site');
@@ -126,11 +127,12 @@ export const users = resource<'users', typeof userFields.fields, {}, UserContext
     },
     update: {
       description:
-        "A new role or deactivation reaches the user's tokens on their next request. The owner cannot be demoted or deactivated (409 `OWNER_PROTECTED`).",
+        "A new role or deactivation reaches the user's tokens on their next request. The owner cannot be demoted or deactivated (409 `OWNER_PROTECTED`); a user whose role holds scopes the caller lacks cannot be changed (403 `USER_NOT_MANAGEABLE`).",
     },
     delete: {
       summary: 'Delete a user with their tokens',
-      description: 'Their contents go to `reassignTo`, or keep no author; revisions keep their history without it.',
+      description:
+        'Their contents go to `reassignTo`, or keep no author; revisions keep their history without it. A user whose role holds scopes the caller lacks cannot be deleted (403 `USER_NOT_MANAGEABLE`).',
     },
   },
 });

@@ -236,6 +236,32 @@ describe('DELETE /v1/users/:id', () => {
     expect((await api.get(`/v1/api-tokens?userId=${leaving.user.id}&status[]=revoked&status[]=active`)).body.meta.total).toBe(0);
   });
 
+  it("refuses a caller who lacks some scope of the user's role: no reactivation, edit or deletion of a stronger user (403 USER_NOT_MANAGEABLE, decisions UR10), nothing written", async () => {
+    const api = await ctx.site();
+    const roles = await rolesOf(api);
+    const admin = await member(api, 'administrator');
+    expect((await api.put(`/v1/users/${admin.user.id}`, { isActive: false })).status).toBe(200);
+    // An administrator's manager holding the users scopes and what a viewer holds, not the administrator's power.
+    const manager = await member(api, 'administrator', ['users.view', 'users.update', 'users.delete', ...roles.viewer.scopes]);
+    for (const res of [
+      await manager.api.put(`/v1/users/${admin.user.id}`, { isActive: true }),
+      await manager.api.put(`/v1/users/${admin.user.id}`, { fullName: 'Renamed' }),
+      await manager.api.delete(`/v1/users/${admin.user.id}`),
+    ]) {
+      expect(res.status).toBe(403);
+      expectErrorShape(res.body, 403, 'USER_NOT_MANAGEABLE');
+      expect(res.body.message).toContain('contents.create');
+    }
+    expect(await userRow(admin.user.id)).toMatchObject({ full_name: 'A administrator' });
+    expect(Boolean((await userRow(admin.user.id))!.is_active)).toBe(false);
+    expect((await admin.api.get('/v1/tags')).status).toBe(401);
+    // A viewer's scopes it holds: that user it may rename, deactivate and delete.
+    const viewer = await member(api, 'viewer');
+    expect((await manager.api.put(`/v1/users/${viewer.user.id}`, { fullName: 'Vera', isActive: false })).status).toBe(200);
+    expect((await manager.api.delete(`/v1/users/${viewer.user.id}`)).status).toBe(200);
+    expect(await userRow(viewer.user.id)).toBeUndefined();
+  });
+
   it('leaves contents without an author when no reassignTo is given', async () => {
     const api = await ctx.site();
     const leaving = await member(api, 'editor');

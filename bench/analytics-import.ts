@@ -1,0 +1,180 @@
+/**
+ * `npx tsx bench/analytics-import.ts`: imports ANALYTICS_IMPORT_EVENTS events (default 10,000,000)
+ * into a fresh SQLite file through `POST /v1/analytics/import` of the built server (`npm run
+ * build` first), 10,000 a request, one request at a time, then rebuilds every day's rollups, and
+ * prints the time, events a second and the database size per event: the data part 2's reports
+ * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed).
+ *
+ * The events: a year of days ending yesterday, ~27,000 a day for 10M; visitors of a few sessions
+ * each, 3-8 events a session (pageviews, engagement, clicks, goals), 500 paths, 40 referrers, 30
+ * countries, 3 devices: a plausible mix, deterministic for a given count.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { connectDatabase } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
+import { analyticsOf } from '../src/modules/analytics/analytics.routes.js';
+import { rebuildDirtyDays } from '../src/modules/analytics/analytics.tasks.js';
+import { createSite } from '../src/modules/sites/sites.service.js';
+import { freePort, startChild, stopChild, waitForHttp } from './children.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TOTAL = Number(process.env.ANALYTICS_IMPORT_EVENTS ?? 10_000_000);
+const PER_REQUEST = 10_000;
+const DAY_MS = 86_400_000;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const COUNTRIES = 'US DE GB FR NL IN BR CA AU JP ES IT PL SE CH AT BE DK NO FI IE PT CZ RO HU GR TR MX AR ZA'.split(' ');
+const REFERRERS = [
+  null,
+  null,
+  null,
+  'https://www.google.com/',
+  'https://www.bing.com/',
+  'https://duckduckgo.com/',
+  'https://news.ycombinator.com/',
+  'https://t.co/x',
+  ...Array.from({ length: 32 }, (_, i) => `https://blog${i}.example.org/post`),
+];
+const DEVICES = ['desktop', 'desktop', 'mobile', 'mobile', 'tablet'] as const;
+const BROWSERS = ['Chrome', 'Firefox', 'Safari', 'Edge', 'Mobile Safari'];
+
+function* events(total: number): Generator<Record<string, unknown>> {
+  const rnd = random(42);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
+  const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const start = end - 365 * DAY_MS;
+  let made = 0;
+  let visitor = 0;
+  while (made < total) {
+    visitor++;
+    const sessions = 1 + Math.floor(rnd() * 3);
+    for (let s = 0; s < sessions && made < total; s++) {
+      let t = start + Math.floor(((made / total) * 365 + rnd() * 0.5) * DAY_MS);
+      if (t >= end) t = end - 60_000;
+      const facts = {
+        country: pick(COUNTRIES),
+        device: pick(DEVICES),
+        browser: pick(BROWSERS),
+        os: 'Linux',
+        referrer: pick(REFERRERS) ?? undefined,
+        language: 'en',
+        screen: '1440x900',
+      };
+      const n = 3 + Math.floor(rnd() * 6);
+      for (let e = 0; e < n && made < total; e++) {
+        const path = `/page-${Math.floor(rnd() * rnd() * 500)}`;
+        const kind = e === 0 || rnd() < 0.35 ? 'pageview' : rnd() < 0.6 ? 'engagement' : rnd() < 0.9 ? 'click' : 'goal';
+        const event: Record<string, unknown> = { id: `e${made}`, timestamp: new Date(t).toISOString(), visitorId: `v${visitor}`, path, type: kind, ...facts };
+        if (kind === 'engagement') Object.assign(event, { engagedMs: Math.floor(rnd() * 60_000), scrollDepth: Math.floor(rnd() * 100) });
+        if (kind === 'click')
+          Object.assign(event, {
+            x: Math.round(rnd() * 10_000) / 10_000,
+            y: Math.floor(rnd() * 3000),
+            selector: `main > a:nth-of-type(${1 + Math.floor(rnd() * 5)})`,
+          });
+        if (kind === 'goal') event.name = 'signup';
+        made++;
+        t += Math.floor(rnd() * 120_000);
+        yield event;
+      }
+    }
+  }
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-analytics-import-'));
+  const databaseUrl = path.join(dir, 'cairn.db');
+  const seeding = connectDatabase({ databaseUrl });
+  await migrateToLatest(seeding);
+  const site = await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
+  const { token } = await createToken(seeding.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
+  await seeding.close();
+  const emptyBytes = statSync(databaseUrl).size;
+
+  const port = await freePort();
+  const server = startChild(
+    'cairn server',
+    [path.join(ROOT, 'dist', 'server.js')],
+    {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      CAIRN_DATA_DIR: dir,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '10000000',
+      CAIRN_WORKER: 'false',
+    },
+    ROOT,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(server, `${url}/health`);
+    const started = performance.now();
+    let imported = 0;
+    let batch: Array<Record<string, unknown>> = [];
+    const send = async () => {
+      const res = await fetch(`${url}/v1/analytics/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+        body: batch.map((e) => JSON.stringify(e)).join('\n'),
+      });
+      const body = (await res.json()) as { imported: number; errorCount: number };
+      if (res.status !== 201 || body.errorCount) throw new Error(`import answered ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
+      imported += body.imported;
+      batch = [];
+      if (imported % 500_000 === 0) log(`${imported.toLocaleString('en')} events, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    };
+    for (const event of events(TOTAL)) {
+      batch.push(event);
+      if (batch.length === PER_REQUEST) await send();
+    }
+    if (batch.length) await send();
+    const importSec = (performance.now() - started) / 1000;
+    await stopChild(server);
+
+    const database = connectDatabase({ databaseUrl });
+    const rebuildStart = performance.now();
+    const { store } = analyticsOf(database.db);
+    let days = 0;
+    for (let n = 1; n > 0; days += n) n = await rebuildDirtyDays(store, Date.now() + DAY_MS, 0);
+    const rebuildSec = (performance.now() - rebuildStart) / 1000;
+    // The WAL's pages go into the file first, so the size is the data's, not a log's.
+    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    await database.close();
+    const bytes = ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0) - emptyBytes;
+    log('');
+    log('| events imported | import time | events/s | rollup rebuild (days) | database growth | bytes per event |');
+    log('| ---: | ---: | ---: | ---: | ---: | ---: |');
+    log(
+      `| ${imported.toLocaleString('en')} | ${importSec.toFixed(0)} s | ${(imported / importSec).toFixed(0)} | ${rebuildSec.toFixed(0)} s (${days}) | ${(bytes / 1e6).toFixed(0)} MB | ${(bytes / imported).toFixed(0)} |`,
+    );
+  } finally {
+    if (server.proc.exitCode === null) await stopChild(server);
+    if (process.env.ANALYTICS_IMPORT_KEEP === '1') log(`database: ${databaseUrl}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`analytics import bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
