@@ -101,7 +101,11 @@ describe('GET /v1/users', () => {
     const api = await ctx.site();
     const roles = await rolesOf(api);
     await api.get('/v1/site/info');
+    // Users have uuid ids, so only created_at orders them: each a few milliseconds after the last.
+    const later = () => new Promise((resolve) => setTimeout(resolve, 5));
+    await later();
     const bea = (await api.post('/v1/users', { fullName: 'Bea Viewer', email: 'bea@example.test', roleId: roles.viewer.id })).body.data;
+    await later();
     const cy = (await api.post('/v1/users', { fullName: 'Cy Inactive', isActive: false })).body.data;
     await createTokenFor(ctx.app, api.siteId, { userId: bea.id, scopes: ['tags.view'] });
     await createTokenFor(ctx.app, api.siteId, { userId: bea.id, scopes: ['tags.view'] });
