@@ -1,32 +1,27 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/app.js';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { client } from '../helpers/http.js';
 
 /**
  * The cookie banner in a real browser (issue 33, decisions CC3, CC4): a site's page on loopback
  * embeds banner.js; the banner shows the configured texts, "Reject all" is recorded (with the
  * address truncated) and keeps a gated analytics tag from running; "Accept all" then runs it.
- * Chromium from Debian, driven by playwright-core; skipped without it, required under CI.
+ * Chromium from Debian (test/helpers/chromium.ts): skipped without it, required under CI.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`Chromium is required under CI (${CHROMIUM}); .ci/run installs it from Debian`);
 
 let ctx: TestContext;
 let apiBase = '';
 let site: http.Server;
 let siteBase = '';
 let browser: BrowserContext;
-let profile = '';
+let closeBrowser: (() => Promise<void>) | undefined;
 let page = '';
 
-describe.skipIf(!available)('the cookie banner in a real browser', () => {
+describe.skipIf(!chromiumAvailable)('the cookie banner in a real browser', () => {
   beforeAll(async () => {
     ctx = await buildTestApp();
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
@@ -34,29 +29,14 @@ describe.skipIf(!available)('the cookie banner in a real browser', () => {
     site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page));
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteBase = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    profile = mkdtempSync(path.join(os.tmpdir(), 'cairn-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        // The library hides the banner from automated browsers (navigator.webdriver), as from bots.
-        '--disable-blink-features=AutomationControlled',
-      ],
-    });
+    // The library hides the banner from automated browsers (navigator.webdriver), as from bots.
+    ({ browser, close: closeBrowser } = await launchChromium({}, ['--disable-blink-features=AutomationControlled']));
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await closeBrowser?.();
     await new Promise<void>((r) => (site ? site.close(() => r()) : r()));
     await ctx?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('shows the configured texts, records "Reject all" without running the gated tag, then "Accept all" runs it', async () => {

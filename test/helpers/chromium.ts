@@ -13,8 +13,11 @@ if (!chromiumAvailable && process.env.CI) throw new Error(`Chromium is required 
 
 type ContextOptions = NonNullable<Parameters<typeof chromium.launchPersistentContext>[1]>;
 
-/** A headless browser with a fresh profile, which `close()` removes. */
-export async function launchChromium(options: ContextOptions = {}): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
+/** A headless browser with a fresh profile, which `close()` removes; `extraArgs` follow the usual flags. */
+export async function launchChromium(
+  options: ContextOptions = {},
+  extraArgs: readonly string[] = [],
+): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'cairn-chromium-'));
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -27,6 +30,7 @@ export async function launchChromium(options: ContextOptions = {}): Promise<{ br
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
     ...options,
   });

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { retentionTask } from '../../jobs/retention.js';
 import { jsonTextParser } from '../../plugins/json-body.js';
-import { etagOf, sendCacheable } from '../../shared/http-cache.js';
+import { etagOf, notModified, sendCacheable } from '../../shared/http-cache.js';
 import { Data, named, Paginated, ref, SiteKeyParam } from '../../shared/schemas.js';
 import type { Db } from '../../db/types.js';
 import type { App, AppModule } from '../types.js';
@@ -52,8 +52,7 @@ function publicRoutes(app: App, db: Db) {
     async (req, reply) => {
       const body = { data: await records.publicConfig(db, req.publicSite.siteId, req.query.locale) };
       const etag = etagOf(JSON.stringify(body));
-      reply.header('etag', etag).header('cache-control', 'public, max-age=300');
-      if (req.headers['if-none-match']?.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.code(304).send(null);
+      if (notModified(req, reply, etag, 'public, max-age=300')) return reply.send(null);
       return body;
     },
   );
