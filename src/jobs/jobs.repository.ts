@@ -37,29 +37,40 @@ export type JobRow = Selectable<JobsTable>;
 
 const insertJobQuery = prepared((db, p: Insertable<JobsTable>) => db.insertInto('jobs').values(p));
 
+type NewJob = { siteId: string; type: string; key: string | null; payload: string; runAt: string; at: string };
+
+/** A new job's row: due at `runAt`, no attempts yet. */
+const jobRow = (job: NewJob) => ({
+  site_id: job.siteId,
+  type: job.type,
+  key: job.key,
+  payload: job.payload,
+  run_at: job.runAt,
+  attempts: 0,
+  locked_until: null,
+  last_error: null,
+  failed_at: null,
+  created_at: job.at,
+});
+
+/** The keyed job's row made new again (what a conflict on `(site_id, key)` sets). */
+const renewed = (job: NewJob) => ({
+  type: job.type,
+  payload: job.payload,
+  run_at: job.runAt,
+  attempts: 0,
+  locked_until: null,
+  last_error: null,
+  failed_at: null,
+});
+
 /** Inserts a job, or replaces the pending job with the same key (rescheduling). */
-export async function upsertJob(db: Executor, job: { siteId: string; type: string; key: string | null; payload: string; runAt: string; at: string }) {
-  const values = {
-    site_id: job.siteId,
-    type: job.type,
-    key: job.key,
-    payload: job.payload,
-    run_at: job.runAt,
-    attempts: 0,
-    locked_until: null,
-    last_error: null,
-    failed_at: null,
-    created_at: job.at,
-  };
-  if (!job.key) return insertJobQuery.execute(db, values);
+export async function upsertJob(db: Executor, job: NewJob) {
+  if (!job.key) return insertJobQuery.execute(db, jobRow(job));
   return db
     .insertInto('jobs')
-    .values(values)
-    .onConflict((oc) =>
-      oc
-        .columns(['site_id', 'key'])
-        .doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null }),
-    )
+    .values(jobRow(job))
+    .onConflict((oc) => oc.columns(['site_id', 'key']).doUpdateSet(renewed(job)))
     .execute();
 }
 
@@ -67,27 +78,11 @@ export async function upsertJob(db: Executor, job: { siteId: string; type: strin
  * Queues a keyed job unless one with the key is already pending or running (a second request
  * joins the first); a job with the key that failed for good is queued again.
  */
-export function ensureJob(db: Executor, job: { siteId: string; type: string; key: string; payload: string; runAt: string; at: string }) {
+export function ensureJob(db: Executor, job: NewJob & { key: string }) {
   return db
     .insertInto('jobs')
-    .values({
-      site_id: job.siteId,
-      type: job.type,
-      key: job.key,
-      payload: job.payload,
-      run_at: job.runAt,
-      attempts: 0,
-      locked_until: null,
-      last_error: null,
-      failed_at: null,
-      created_at: job.at,
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['site_id', 'key'])
-        .doUpdateSet({ type: job.type, payload: job.payload, run_at: job.runAt, attempts: 0, locked_until: null, last_error: null, failed_at: null })
-        .where('jobs.failed_at', 'is not', null),
-    )
+    .values(jobRow(job))
+    .onConflict((oc) => oc.columns(['site_id', 'key']).doUpdateSet(renewed(job)).where('jobs.failed_at', 'is not', null))
     .execute();
 }
 
