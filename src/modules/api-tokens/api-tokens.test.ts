@@ -151,8 +151,13 @@ describe('POST /v1/api-tokens', () => {
 describe('GET /v1/api-tokens', () => {
   it('lists active and expired tokens by default, filters by status, kind, user and name, newest first, paginated', async () => {
     const api = await ctx.site();
+    // created_at has millisecond precision: each token is created in a later millisecond than the one before.
+    const later = () => new Promise((resolve) => setTimeout(resolve, 3));
+    await later();
     const a = (await api.post('/v1/api-tokens', { name: 'Alpha deploy', scopes: ['tags.view'] })).body.data;
+    await later();
     const b = (await api.post('/v1/api-tokens', { name: 'Beta reader', kind: 'delivery', scopes: ['tags.view'] })).body.data;
+    await later();
     const c = (await api.post('/v1/api-tokens', { name: 'Gamma deploy', scopes: ['tags.view'] })).body.data;
     expect((await api.delete(`/v1/api-tokens/${c.id}`)).status).toBe(200);
     const all = await api.get('/v1/api-tokens');
