@@ -34,15 +34,53 @@ class SqliteHandle {
   }
 }
 
-/** A promise-based mutex: the one writer connection serves one transaction at a time. */
+/** SQLite's own answer when the lock cannot be had in time: the errors plugin makes it a 503. */
+function busyError(): Error {
+  return Object.assign(new Error('database is locked (waited SQLITE_BUSY_TIMEOUT_MS for the writer)'), { code: 'SQLITE_BUSY' });
+}
+
+/**
+ * A promise-based mutex: the one writer connection serves one transaction at a time. A waiter
+ * may give a deadline: it leaves the line then, with SQLITE_BUSY, so time spent behind other
+ * writes counts against its own busy timeout (decisions HN1).
+ */
 class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  lock(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const ready = this.tail.then(() => release);
-    this.tail = this.tail.then(() => next);
-    return ready;
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+
+  lock(deadline = Number.POSITIVE_INFINITY): Promise<() => void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve(this.releaser());
+      };
+      this.waiting.push(grant);
+      const timer =
+        deadline === Number.POSITIVE_INFINITY
+          ? undefined
+          : setTimeout(
+              () => {
+                this.waiting.splice(this.waiting.indexOf(grant), 1);
+                reject(busyError());
+              },
+              Math.max(0, deadline - Date.now()),
+            );
+    });
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.held = false;
+    };
   }
 }
 
@@ -117,9 +155,13 @@ export class SqliteDriver implements Driver {
     return new RoutedConnection(this);
   }
 
+  /** When a write asked for now must give up: waiting in line and for the file lock both count. */
+  writeDeadline(): number {
+    return Date.now() + this.busyTimeoutMs;
+  }
+
   /** Runs `work` on the writer, retrying while another process holds the lock, until the deadline. */
-  async onWriter<T>(work: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs;
+  async onWriter<T>(work: () => T, deadline = this.writeDeadline()): Promise<T> {
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       try {
         return work();
@@ -130,8 +172,8 @@ export class SqliteDriver implements Driver {
     }
   }
 
-  async withWriterLock<T>(work: () => Promise<T>): Promise<T> {
-    const release = await this.writerLock.lock();
+  async withWriterLock<T>(work: () => Promise<T>, deadline?: number): Promise<T> {
+    const release = await this.writerLock.lock(deadline);
     try {
       return await work();
     } finally {
@@ -139,8 +181,8 @@ export class SqliteDriver implements Driver {
     }
   }
 
-  lockWriter(): Promise<() => void> {
-    return this.writerLock.lock();
+  lockWriter(deadline?: number): Promise<() => void> {
+    return this.writerLock.lock(deadline);
   }
 
   /** The read-only connection when `sql` only reads and there is one; else null. */
@@ -218,16 +260,18 @@ class RoutedConnection implements DatabaseConnection {
     else {
       const reader = driver.readerFor(query.sql);
       // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.
-      result = reader ? run(reader) : await driver.withWriterLock(() => driver.onWriter(() => run(driver.writer)));
+      const deadline = driver.writeDeadline();
+      result = reader ? run(reader) : await driver.withWriterLock(() => driver.onWriter(() => run(driver.writer), deadline), deadline);
     }
     await yieldAfterSlow(took);
     return result as QueryResult<R>;
   }
 
   async begin(): Promise<void> {
-    const release = await this.driver.lockWriter();
+    const deadline = this.driver.writeDeadline();
+    const release = await this.driver.lockWriter(deadline);
     try {
-      await this.driver.onWriter(() => this.driver.writer.raw.exec('begin immediate'));
+      await this.driver.onWriter(() => this.driver.writer.raw.exec('begin immediate'), deadline);
       this.release = release;
     } catch (err) {
       release();

@@ -53,6 +53,26 @@ describe.runIf(TEST_DIALECT === 'sqlite' && process.env.TEST_SQLITE !== 'memory'
     expect((await api.post('/v1/tags', { name: 'After' })).status).toBe(201);
   });
 
+  it('every write answers within SQLITE_BUSY_TIMEOUT_MS of its arrival, however many wait in line (issue 36 item 7)', async () => {
+    // Four writes at once: the writer connection serves one at a time, so each used to wait for
+    // the ones before it to give up and then for its own full timeout (600, 1200, 1800, 2400 ms).
+    const names = async () => (await api.get('/v1/tags')).body.data.map((t: { name: string }) => t.name);
+    const before = await names();
+    outside.exec('begin immediate');
+    try {
+      const writes = await Promise.all([1, 2, 3, 4].map((n) => timed(api.post('/v1/tags', { name: `Queued ${n}` }))));
+      for (const w of writes) {
+        expect(w.value.status).toBe(503);
+        expectErrorShape(w.value.body, 503, 'SERVICE_UNAVAILABLE');
+        expect(w.ms).toBeGreaterThanOrEqual(550);
+        expect(w.ms).toBeLessThan(1000);
+      }
+    } finally {
+      outside.exec('rollback');
+    }
+    expect(await names()).toEqual(before);
+  });
+
   it('a write waiting for the lock goes through when the lock is released within the wait', async () => {
     outside.exec('begin immediate');
     const write = api.post('/v1/tags', { name: 'Waited' });
