@@ -16,12 +16,17 @@ const SLOW = [
   'src/shared/richtext/render-pool.test.ts',
   'src/modules/forms/forms.export.test.ts',
 ];
-const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | undefined;
+/**
+ * Fault tests that take a process or the machine into a bad state for seconds (a stopped Redis,
+ * a flood of connections, a full disk): `npm run test:faults` runs them, `npm test` does not.
+ */
+const FAULTS = ['test/faults-slow/**/*.test.ts'];
+const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | 'faults' | undefined;
 
 export default defineConfig({
   test: {
-    include: only === 'slow' ? SLOW : ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: only === 'fast' ? [...configDefaults.exclude, ...SLOW] : configDefaults.exclude,
+    include: only === 'slow' ? SLOW : only === 'faults' ? FAULTS : ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(only === 'faults' ? [] : FAULTS), ...(only === 'fast' ? SLOW : [])],
     pool: 'forks',
     // One process per worker for every file: modules load once and the compiled serializers are
     // reused (plugins/serialization.ts). Each file still builds its own app on a fresh database.

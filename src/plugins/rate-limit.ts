@@ -49,16 +49,81 @@ export interface RateLimitState {
   redis: 'ok' | 'unreachable' | 'not configured';
 }
 
+/** How often an open breaker asks Redis (PING) whether it answers again. */
+const PROBE_INTERVAL_MS = 1000;
+
 /**
- * Counters in Redis while it answers, in this process while it does not (decisions H21): a dead
- * or hung Redis costs a request at most the command timeout once, then nothing until Redis is
- * back (ioredis reconnects on its own; with the offline queue off, commands fail at once while
- * it is away). Each switch is logged once.
+ * Whether requests may ask Redis now. A hung Redis (a stopped process, a black-holed network)
+ * keeps its connection `ready` and answers nothing: each command costs the full command timeout.
+ * So the first failure opens the breaker, and no request asks Redis again until a background
+ * PING, once a second whether or not requests come, is answered (decisions HN2).
  */
-function fallbackStoreClass(redis: Redis, log: () => FastifyBaseLogger, state: RateLimitState) {
+class RedisBreaker {
+  private probe: NodeJS.Timeout | null = null;
+  private probing = false;
+  /** Called when a probe is answered (the store switches back to Redis). */
+  onClosed: () => void = () => undefined;
+
+  constructor(private readonly redis: Redis) {}
+
+  get open(): boolean {
+    return this.probe !== null;
+  }
+
+  trip(): void {
+    if (this.probe) return;
+    this.probe = setInterval(() => void this.ask(), PROBE_INTERVAL_MS);
+    this.probe.unref();
+  }
+
+  private async ask(): Promise<void> {
+    // One PING at a time: a hung Redis must not collect a queue of them.
+    if (this.probing || this.redis.status !== 'ready') return;
+    this.probing = true;
+    try {
+      await this.redis.ping();
+      this.stop();
+      this.onClosed();
+    } catch {
+      // Still away: ask again at the next interval.
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  stop(): void {
+    if (this.probe) clearInterval(this.probe);
+    this.probe = null;
+  }
+}
+
+/**
+ * Counters in Redis while it answers, in this process while it does not (decisions H21, HN2): a
+ * dead or hung Redis costs one request at most the command timeout, then nothing until Redis is
+ * back (ioredis reconnects a dropped connection on its own, the breaker probes a hung one; with
+ * the offline queue off, commands fail at once while it is away). Each switch is logged once.
+ */
+function fallbackStoreClass(redis: Redis, breaker: RedisBreaker, log: () => FastifyBaseLogger, state: RateLimitState) {
   let everReady = false;
   let warned = false;
   redis.once('ready', () => (everReady = true));
+  const switchTo = (store: RateLimitState['store'], reason?: string): void => {
+    if (state.store === store) return;
+    state.store = store;
+    state.redis = store === 'redis' ? 'ok' : 'unreachable';
+    // The first connection after start-up is not an outage worth a warning (nor its end a recovery).
+    const starting = !everReady && ['wait', 'connecting', 'connect'].includes(redis.status);
+    if (store === 'memory' && !starting) {
+      warned = true;
+      log().warn({ reason }, 'redis unreachable: rate limiting counts in this process until it is back');
+    } else if (store === 'redis' && warned) {
+      warned = false;
+      log().info('redis is back: rate limiting counts in redis again');
+    }
+  };
+  // The breaker's probe found Redis answering: /health says so before any request comes.
+  breaker.onClosed = () => switchTo('redis');
+
   return class FallbackStore implements CounterStore {
     private readonly redisStore: CounterStore;
     private readonly localStore: CounterStore;
@@ -68,24 +133,9 @@ function fallbackStoreClass(redis: Redis, log: () => FastifyBaseLogger, state: R
       this.localStore = stores?.localStore ?? new MemoryStore(params);
     }
 
-    private switchTo(store: RateLimitState['store'], reason?: string): void {
-      if (state.store === store) return;
-      state.store = store;
-      state.redis = store === 'redis' ? 'ok' : 'unreachable';
-      // The first connection after start-up is not an outage worth a warning (nor its end a recovery).
-      const starting = !everReady && ['wait', 'connecting', 'connect'].includes(redis.status);
-      if (store === 'memory' && !starting) {
-        warned = true;
-        log().warn({ reason }, 'redis unreachable: rate limiting counts in this process until it is back');
-      } else if (store === 'redis' && warned) {
-        warned = false;
-        log().info('redis is back: rate limiting counts in redis again');
-      }
-    }
-
     incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
-      if (redis.status !== 'ready') {
-        this.switchTo('memory', `redis connection ${redis.status}`);
+      if (redis.status !== 'ready' || breaker.open) {
+        switchTo('memory', breaker.open ? 'redis did not answer in time' : `redis connection ${redis.status}`);
         this.localStore.incr(key, cb, timeWindow, max);
         return;
       }
@@ -93,10 +143,11 @@ function fallbackStoreClass(redis: Redis, log: () => FastifyBaseLogger, state: R
         key,
         (err, result) => {
           if (!err) {
-            this.switchTo('redis');
+            switchTo('redis');
             return cb(null, result);
           }
-          this.switchTo('memory', err.message);
+          breaker.trip();
+          switchTo('memory', err.message);
           this.localStore.incr(key, cb, timeWindow, max);
         },
         timeWindow,
@@ -190,6 +241,7 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
   const state: RateLimitState = { store: config.redisUrl ? 'redis' : 'memory', redis: config.redisUrl ? 'ok' : 'not configured' };
   const log = () => app.log;
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : null;
+  const breaker = redis ? new RedisBreaker(redis) : null;
   // Several instances share counters only through Redis: an instance that starts serving before
   // its connection is up would count its first requests in memory, on its own. Start-up waits
   // for it briefly (connectTimeout); a Redis that is down still never stops the start.
@@ -209,7 +261,7 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     enableDraftSpec: true,
     addHeadersOnExceeding: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true },
     addHeaders: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true, 'retry-after': true },
-    store: (redis ? fallbackStoreClass(redis, log, state) : MemoryStore) as never,
+    store: (redis && breaker ? fallbackStoreClass(redis, breaker, log, state) : MemoryStore) as never,
     skipOnError: true,
     // Media files are what a page embeds by the dozen, usually through a CDN: not counted.
     allowList: (req: FastifyRequest) => req.url === '/health' || req.url.startsWith('/files/'),
@@ -217,8 +269,12 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
       new AppError('RATE_LIMITED', { message: `Rate limit of ${context.max} requests exceeded; retry in ${context.after}.` }),
   });
   return {
-    state: (): RateLimitState => ({ ...state, ...(redis && redis.status !== 'ready' ? { store: 'memory', redis: 'unreachable' } : {}) }),
+    state: (): RateLimitState => ({
+      ...state,
+      ...(redis && (redis.status !== 'ready' || breaker?.open) ? { store: 'memory', redis: 'unreachable' } : {}),
+    }),
     close: async () => {
+      breaker?.stop();
       if (!redis) return;
       await redis.quit().catch(() => redis.disconnect());
     },
