@@ -25,10 +25,14 @@ async function answers(port: number, deadline: number): Promise<void> {
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, '127.0.0.1');
-      socket.setTimeout(200, () => (socket.destroy(), resolve(false)));
-      socket.on('error', () => resolve(false));
+      const done = (ok: boolean) => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.setTimeout(200, () => done(false));
+      socket.on('error', () => done(false));
       socket.on('connect', () => socket.write('PING\r\n'));
-      socket.on('data', (d) => (socket.destroy(), resolve(String(d).startsWith('+PONG'))));
+      socket.on('data', (d) => done(String(d).startsWith('+PONG')));
     });
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer`);
