@@ -12,7 +12,9 @@ export type DbFault =
   | { kind: 'reference' }
   | { kind: 'nul-character' }
   /** The database cannot be reached or is busy right now: the request may be retried (503). */
-  | { kind: 'unavailable'; reason: 'connection' | 'busy' };
+  | { kind: 'unavailable'; reason: 'connection' | 'busy' }
+  /** The database's disk is full (SQLite SQLITE_FULL, PostgreSQL 53100): the write was not kept (507). */
+  | { kind: 'full' };
 
 /**
  * Connection-level failures: the server went away (57P01 admin shutdown, 57P02/57P03 crash or
@@ -32,6 +34,8 @@ export function classifyDbError(error: unknown): DbFault | null {
   if (e.code === '23503') return { kind: 'reference' };
   // 22P05 untranslatable character, 22021 character not in repertoire: PostgreSQL text cannot hold NUL.
   if (e.code === '22P05' || e.code === '22021') return { kind: 'nul-character' };
+  // 53100 disk_full; SQLite says SQLITE_FULL when a write to the file or its WAL finds no space.
+  if (e.code === '53100' || e.code === 'SQLITE_FULL') return { kind: 'full' };
   if ((e.code && (PG_UNAVAILABLE_CODES.has(e.code) || SOCKET_CODES.has(e.code))) || CONNECTION_MESSAGES.test(e.message ?? '')) {
     return { kind: 'unavailable', reason: 'connection' };
   }

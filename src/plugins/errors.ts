@@ -1,6 +1,6 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorBody, type FieldErrors, invalid } from '../shared/errors.js';
+import { AppError, type ErrorBody, type FieldErrors, invalid, isDiskFull } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
 import { FORMAT_MESSAGES } from '../shared/formats.js';
 
@@ -89,6 +89,8 @@ function dbFaultError(fault: DbFault): AppError {
             ? 'The database is busy with another writer; retry after the number of seconds in Retry-After.'
             : 'The database connection was lost; retry after the number of seconds in Retry-After.',
       });
+    case 'full':
+      return new AppError('STORAGE_FULL', { message: 'The database has no space left to store this write; nothing of it was kept.' });
     case 'unique':
       return invalid(fault.code, fault.field ?? 'body');
   }
@@ -110,6 +112,7 @@ export function toErrorBody(error: FastifyError & { validation?: AjvError[]; val
   }
   const fault = classifyDbError(error);
   if (fault) return dbFaultError(fault).toBody();
+  if (isDiskFull(error)) return new AppError('STORAGE_FULL').toBody();
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('PAYLOAD_TOO_LARGE').toBody();

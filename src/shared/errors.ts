@@ -23,6 +23,7 @@ export const ERROR_CATALOG = {
   RATE_LIMITED: { status: 429, message: 'Too many requests: retry after the number of seconds in Retry-After.' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is unavailable.' },
+  STORAGE_FULL: { status: 507, message: 'The server has no space left to store this; nothing of the request was kept.' },
   // Site settings
   LOCALE_INVALID: { status: 422, message: 'The locale is not a valid BCP 47 language tag.' },
   LOCALE_NOT_ENABLED: { status: 422, message: 'The locale is not enabled for this site.' },
@@ -148,4 +149,12 @@ export function issuesError(code: ErrorCode, issues: Array<{ path: string; messa
 
 export function notFound(what = 'resource'): AppError {
   return new AppError('NOT_FOUND', { message: `The ${what} was not found.` });
+}
+
+/** No space (ENOSPC) or no quota (EDQUOT) left where files are written: the file was not kept (a 507, not a 500). */
+export function isDiskFull(error: { code?: unknown; cause?: unknown }): boolean {
+  for (let e: { code?: unknown; cause?: unknown } | undefined = error, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return true;
+  }
+  return false;
 }

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Multipart } from '@fastify/multipart';
 import { now, parseJson, toJson } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
-import { AppError, invalid, notFound } from '../../shared/errors.js';
+import { AppError, invalid, isDiskFull, notFound } from '../../shared/errors.js';
 import { slugify } from '../../shared/slug.js';
 import { emitEvent } from '../../jobs/outbox.js';
 import { FetchRefused, getGuarded } from '../../shared/outbound.js';
@@ -375,6 +375,8 @@ export function uploadFromUrl(
     try {
       stored = await storage.upload(capped);
     } catch (err) {
+      // Our own disk being full is not the URL's fault: a 507, not a 422.
+      if (isDiskFull(err as Error)) throw err;
       throw refused(err instanceof FetchRefused ? err.message : 'stopped sending before the end');
     } finally {
       clearTimeout(deadline);
