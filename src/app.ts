@@ -14,6 +14,7 @@ import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/e
 import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
+import { limitConnectionsPerAddress } from './plugins/connections.js';
 import { DOCS_PREFIX, registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
 import { buildSerializer } from './plugins/serialization.js';
@@ -116,7 +117,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     },
     return503OnClosing: true,
     // Slow clients (headers or a body trickled a byte at a time) are cut off: Node checks the
-    // request and header deadlines every second here instead of its default 30 s.
+    // request and header deadlines every second here instead of its default 30 s. One address
+    // holds at most its share of the connections (decisions HN4).
     serverFactory: (handler) => {
       const server = http.createServer(
         {
@@ -128,6 +130,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         handler,
       );
       server.maxConnections = config.http.maxConnections;
+      limitConnectionsPerAddress(server, config.http.maxConnectionsPerAddress);
       return server;
     },
     schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },

@@ -37,9 +37,10 @@ export interface Config {
   /**
    * What one client may hold of the server: the whole request (headers and body) must arrive
    * within requestTimeoutMs, the headers within headersTimeoutMs, an idle keep-alive socket
-   * closes after keepAliveTimeoutMs; at most maxConnections sockets at once.
+   * closes after keepAliveTimeoutMs; at most maxConnections sockets at once, and at most
+   * maxConnectionsPerAddress of them from one client address (an IPv6 client: its /64).
    */
-  http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
+  http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number; maxConnectionsPerAddress: number };
   /** The server key that encrypts secrets at rest (shared/secrets.ts, decisions H25). */
   secrets: SecretKeyConfig;
   /**
@@ -209,6 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
       keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
       maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
+      // Behind a proxy every connection comes from the proxy: no cap unless one is set.
+      maxConnectionsPerAddress: integer(env, 'HTTP_MAX_CONNECTIONS_PER_ADDRESS', env.TRUST_PROXY?.trim() && env.TRUST_PROXY.trim() !== 'false' ? 1_000_000 : 64, 1, 1_000_000),
     },
     secrets: {
       key: env.CAIRN_SECRET_KEY?.trim() || null,
