@@ -211,7 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
       maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
       // Behind a proxy every connection comes from the proxy: no cap unless one is set.
-      maxConnectionsPerAddress: integer(env, 'HTTP_MAX_CONNECTIONS_PER_ADDRESS', env.TRUST_PROXY?.trim() && env.TRUST_PROXY.trim() !== 'false' ? 1_000_000 : 64, 1, 1_000_000),
+      maxConnectionsPerAddress: integer(env, 'HTTP_MAX_CONNECTIONS_PER_ADDRESS', trustProxy(env) === false ? 64 : 1_000_000, 1, 1_000_000),
     },
     secrets: {
       key: env.CAIRN_SECRET_KEY?.trim() || null,

@@ -6,7 +6,9 @@ import { buildTestApp, createSiteWithToken, type TestContext } from '../helpers/
 let ctx: TestContext;
 let port: number;
 beforeAll(async () => {
-  ctx = await buildTestApp({ http: { requestTimeoutMs: 600, headersTimeoutMs: 400, keepAliveTimeoutMs: 300, maxConnections: 50, maxConnectionsPerAddress: 50 } });
+  ctx = await buildTestApp({
+    http: { requestTimeoutMs: 600, headersTimeoutMs: 400, keepAliveTimeoutMs: 300, maxConnections: 50, maxConnectionsPerAddress: 50 },
+  });
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   port = (ctx.app.server.address() as net.AddressInfo).port;
 });
