@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nestsDeeperThan } from './json-body.js';
+import { jsonShapeProblem, nestsDeeperThan } from './json-body.js';
 
 describe('nestsDeeperThan', () => {
   const nested = (depth: number, leaf = '1') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
@@ -30,5 +30,24 @@ describe('nestsDeeperThan', () => {
     const body = `{"bodyMarkdown":"${'## Section [x](y) {z}\\n'.repeat(45_000)}","metadata":${nested(70)}}`;
     expect(nestsDeeperThan(body, 64)).toBe(true);
     expect(nestsDeeperThan(body, 71)).toBe(false);
+  });
+});
+
+describe('jsonShapeProblem', () => {
+  const object = (keys: number) => `{${Array.from({ length: keys }, (_, i) => `"k${i}":${i}`).join(',')}}`;
+
+  it('counts the members of each object on its own, at every depth, and not the elements of arrays', () => {
+    expect(jsonShapeProblem(object(3), 64, 3)).toBe(null);
+    expect(jsonShapeProblem(object(4), 64, 3)).toBe('wide');
+    // Three objects of three keys each, in an array and nested: none is too wide.
+    expect(jsonShapeProblem(`[${object(3)},${object(3)}]`, 64, 3)).toBe(null);
+    expect(jsonShapeProblem(`{"a":${object(3)},"b":1,"c":2}`, 64, 3)).toBe(null);
+    expect(jsonShapeProblem(`{"a":${object(4)}}`, 64, 3)).toBe('wide');
+    expect(jsonShapeProblem(`[${Array.from({ length: 50 }, (_, i) => i).join(',')}]`, 64, 3)).toBe(null);
+  });
+
+  it('ignores colons inside strings and keys', () => {
+    expect(jsonShapeProblem(`{"a:b:c:d":"x:y:z:w"}`, 64, 1)).toBe(null);
+    expect(jsonShapeProblem(String.raw`{"a\":":"\":", "b":1}`, 64, 1)).toBe('wide');
   });
 });

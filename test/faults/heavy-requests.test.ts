@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { expectErrorShape } from '../helpers/http.js';
 import { useTestApp } from '../helpers/suite.js';
 
 /** About `bytes` of markdown: headings, emphasis, links and lists, so every renderer stage works. */
@@ -60,4 +61,35 @@ describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
     expect(detail.body.bodyHtml.length).toBeGreaterThan(5_000_000);
     expect(detail.body.bodyHtml).toContain(words[989_999]);
   }, 60_000);
+
+  it('a 100,000-key metadata object (1.5 MB, within BODY_LIMIT) is a 422 found before parsing, and changes nothing (issue 36 item 3)', async () => {
+    const api = await ctx.site();
+    const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+    const payload = JSON.stringify({ type: 'post', title: 'Wide', metadata: keys(100_000) });
+    let longestStallMs = 0;
+    let last = performance.now();
+    const probe = setInterval(() => {
+      const now = performance.now();
+      longestStallMs = Math.max(longestStallMs, now - last);
+      last = now;
+    }, 2);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/contents',
+      payload,
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+    });
+    longestStallMs = Math.max(longestStallMs, performance.now() - last);
+    clearInterval(probe);
+    expect(res.statusCode).toBe(422);
+    expectErrorShape(res.json(), 422, 'VALIDATION_FAILED');
+    expect(res.json().errors).toEqual({ body: ['must not hold an object with more than 1000 keys'] });
+    // Parsed and stored, it held the event loop about 850 ms; refused from the text, a few ms.
+    expect(longestStallMs).toBeLessThan(100);
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(0);
+    // 1,000 keys are within the bound.
+    const fits = await api.post('/v1/contents', { type: 'post', title: 'Fits', metadata: keys(1000) });
+    expect(fits.status).toBe(201);
+    expect(Object.keys(fits.body.data.metadata)).toHaveLength(1000);
+  });
 });
