@@ -104,7 +104,10 @@ export function jsonTextParser(app: FastifyInstance): ContentTypeParser {
       );
     }
     if (problem === 'wide') {
-      return done(bodyError(`A JSON object has more than ${MAX_OBJECT_KEYS} keys.`, `must not hold an object with more than ${MAX_OBJECT_KEYS} keys`), undefined);
+      return done(
+        bodyError(`A JSON object has more than ${MAX_OBJECT_KEYS} keys.`, `must not hold an object with more than ${MAX_OBJECT_KEYS} keys`),
+        undefined,
+      );
     }
     parse(request as never, text, (err: Error | null, body?: unknown) => {
       if (err) return done(err, undefined);
