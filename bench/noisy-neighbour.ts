@@ -40,15 +40,52 @@ function heavyMarkdown(bytes: number): string {
   return block.repeat(Math.floor(bytes / block.length));
 }
 
+/** About `bytes` of English-like prose (a fixed sequence), many of its words starting with `a`. */
+function prose(bytes: number, seed: number): string {
+  const vocabulary =
+    'a an and about above across after again against almost along also always among answer any area around away back because before between both but by came can city could day did different do does down each early end even every few find first for from give good great group hand have head help here high home house important into just keep kind know large last late later life line little long look made make man many may mean men might more most move much must name need never new next night number off often old only open other our out over own part people place point problem program public put quite real right room said same school see seem set she should show side small so some state still such system take tell than that the their them then there these they thing think this those though three through time today together turn under until upon use very want water way week well what when where which while who why will with without word work world would write year young'.split(
+      ' ',
+    );
+  let state = seed;
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  const out: string[] = [];
+  let length = 0;
+  while (length < bytes) {
+    const sentence = Array.from({ length: 8 + Math.floor(next() * 12) }, () => vocabulary[Math.floor(next() * vocabulary.length)]!).join(' ');
+    const text = `${sentence[0]!.toUpperCase()}${sentence.slice(1)}.${next() < 0.2 ? '\n\n' : ' '}`;
+    out.push(text);
+    length += text.length;
+  }
+  return out.join('');
+}
+
+/** Posts of ~60 KB prose on the bench site, for the search row (created through the API). */
+async function seedLongPosts(serverUrl: string, token: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${serverUrl}/v1/contents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'post', title: `Long read ${i}`, bodyMarkdown: prose(60_000, i + 1), status: 'published' }),
+    });
+    if (res.status !== 201) throw new Error(`seeding long posts: ${res.status} ${await res.text()}`);
+  }
+}
+
 /**
  * The noisy-neighbour rows: the neighbour site reads its tags (10 connections) alone, then again
  * while the bench site runs two loops of a heavy request (as two clients of one tenant would):
- * creating contents with ~950 KB markdown bodies, and a full-text search for a word in every post.
+ * creating contents with ~950 KB markdown bodies, a full-text search for a word in every post,
+ * the public analytics collector, and (issue 36 item 3) a create with a 100,000-key `metadata`
+ * object, `search?q=a&limit=100` over 100 posts of 60 KB, and 9,000-row redirect imports.
+ * BENCH_NOISY (a part of a row's name, case-insensitive) measures the matching rows only.
  */
 export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext, settings: LoadSettings, probe: Probe): Promise<NoisyNeighbourRow[]> {
   const neighbourRead: Target = { url: `${serverUrl}/v1/tags?limit=20`, method: 'GET', headers: { authorization: `Bearer ${ctx.neighbourToken as string}` } };
   const auth = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
-  const floods: Array<{ name: string; target: autocannon.Options }> = [
+  const floods: Array<{ name: string; target: autocannon.Options; seed?: () => Promise<void> }> = [
     {
       name: 'two loops creating ~950 KB markdown bodies',
       target: {
@@ -62,9 +99,38 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
     { name: 'two loops of search?q=the', target: { url: `${serverUrl}/v1/contents/search?q=the`, method: 'GET', headers: auth } },
     // Issue 31: the public collector flooded with tracker batches (10 events each).
     { name: 'two loops posting analytics batches of 10 events', target: collectorTarget(serverUrl, ctx, 10) },
+    // Issue 36 item 3: 1.5 MB of JSON within BODY_LIMIT (refused from its text since decisions HN5).
+    {
+      name: 'two loops creating a post with a 100,000-key metadata object',
+      target: {
+        url: `${serverUrl}/v1/contents`,
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ type: 'post', title: 'Wide', metadata: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])) }),
+      },
+    },
+    {
+      name: 'two loops of search?q=a&limit=100 over 100 posts of 60 KB',
+      seed: () => seedLongPosts(serverUrl, ctx.token, 100),
+      target: { url: `${serverUrl}/v1/contents/search?q=a&limit=100`, method: 'GET', headers: auth },
+    },
+    {
+      name: 'two loops importing 9,000 redirects',
+      target: {
+        url: `${serverUrl}/v1/redirects/import`,
+        method: 'POST',
+        headers: auth,
+        // [<id>] is a new id per request: every import adds 9,000 new rules.
+        body: JSON.stringify({ entries: Array.from({ length: 9000 }, (_, i) => ({ sourcePath: `/old/[<id>]/${i}`, targetUrl: `/new/${i}` })) }),
+        idReplacement: true,
+      },
+    },
   ];
+  const only = process.env.BENCH_NOISY?.trim().toLowerCase();
   const rows: NoisyNeighbourRow[] = [];
-  for (const { name, target } of floods) {
+  for (const { name, target, seed } of floods) {
+    if (only && !name.toLowerCase().includes(only)) continue;
+    await seed?.();
     const quiet = await measure(neighbourRead, settings, probe);
     // The flood starts first and outlasts the measured run (its warm-up included).
     const run = flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
