@@ -85,6 +85,8 @@ export interface Config {
    * country and city stay null).
    */
   analytics: { rateLimitMax: number; siteMaxEventsPerMin: number; flushMs: number; flushEvents: number; maxQueuedEvents: number; geoIpDb: string | null };
+  /** Rows a filtered analytics report scans exactly; a larger scan reads a 1/k sample and says so (decisions A7). */
+  analyticsSampleThreshold: number;
 }
 
 export class ConfigError extends Error {}
@@ -246,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxQueuedEvents: integer(env, 'ANALYTICS_MAX_QUEUED_EVENTS', 100_000, 50, 10_000_000),
       geoIpDb: env.ANALYTICS_GEOIP_DB?.trim() ? path.resolve(env.ANALYTICS_GEOIP_DB.trim()) : null,
     },
+    analyticsSampleThreshold: integer(env, 'ANALYTICS_SAMPLE_THRESHOLD', 500_000, 1, 1_000_000_000),
     mail: {
       smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
       from: env.MAIL_FROM?.trim() || 'Cairn <no-reply@localhost>',

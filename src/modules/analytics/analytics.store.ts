@@ -37,13 +37,16 @@ export const SESSION_DIMS = [
   'language',
   'screen',
 ] as const;
-type SessionDim = (typeof SESSION_DIMS)[number];
+export type SessionDim = (typeof SESSION_DIMS)[number];
 /** The dictionary namespace of each session column (entry and exit pages are paths). */
 const DICT_OF: Record<SessionDim, string> = {
   ...(Object.fromEntries(SESSION_DIMS.map((d) => [d, d])) as Record<SessionDim, string>),
   entry_path: 'path',
   exit_path: 'path',
 };
+
+/** Session dims rolled up with a second column as v2: a referrer's source, a city's country (the reports list them together). */
+export const ROLLUP_PAIR: Partial<Record<SessionDim, SessionDim>> = { referrer: 'source', city: 'country' };
 
 /** What a session is known by when it starts: its entry page and where the visitor came from. */
 export type SessionFacts = Record<Exclude<SessionDim, 'entry_path' | 'exit_path'>, string | null>;
@@ -405,12 +408,16 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('analytics_daily').where('site_id', '=', siteId).where('day', '=', day).execute();
       const sessionsOfDay = sql`from analytics_sessions where site_id = ${siteId} and day = ${day}`;
-      const metrics = sql`count(distinct visitor), count(*), sum(pageviews), sum(bounce), sum(duration_ms), 0, sum(events), sum(conversions)`;
+      // conversions: visits that converted (a campaign's conversion rate is per visit, design 5).
+      const metrics = sql`count(distinct visitor), count(*), sum(pageviews), sum(bounce), sum(duration_ms), 0, sum(events), sum(case when conversions > 0 then 1 else 0 end)`;
       const insert = sql`insert into analytics_daily (site_id, day, dim, v1, v2, visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions)`;
       await sql`${insert} select ${siteId}, ${day}, 'total', 0, 0, ${metrics} ${sessionsOfDay} having count(*) > 0`.execute(trx);
       for (const dim of SESSION_DIMS) {
         const col = sql.ref(dim);
-        await sql`${insert} select ${siteId}, ${day}, ${dim}, coalesce(${col}, 0), 0, ${metrics} ${sessionsOfDay} group by ${col}`.execute(trx);
+        const pair = ROLLUP_PAIR[dim];
+        const v2 = pair ? sql.ref(pair) : undefined;
+        await sql`${insert} select ${siteId}, ${day}, ${dim}, coalesce(${col}, 0), ${v2 ? sql`coalesce(${v2}, 0)` : sql`0`}, ${metrics} ${sessionsOfDay}
+          group by ${v2 ? sql`${col}, ${v2}` : col}`.execute(trx);
       }
       // Pages: pageviews, the visitors and visits that viewed each, engaged time on it, bounces of visits entering on it.
       await sql`${insert}
