@@ -4,6 +4,7 @@ import { EVENT_TYPES, FLAG_DEAD, FLAG_RAGE } from './analytics.codes.js';
 import * as q from './analytics.events.sql.js';
 import type { DimRange, DimRow, SessionRow } from './analytics.events.sql.js';
 import { CWV_METRICS, CWV_STEP, type CwvMetric } from './analytics.rollup.events.js';
+import { valuesOf } from './analytics.sql.js';
 import { dateOfDay } from './analytics.time.js';
 
 /**
@@ -26,7 +27,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Names of dictionary ids, null for none (0). */
 async function namer(db: Executor, siteId: string, ids: Iterable<number>) {
-  const values = await q.valuesOf(db, siteId, ids);
+  const values = await valuesOf(db, siteId, ids);
   return (id: number) => (id ? (values.get(id) ?? null) : null);
 }
 

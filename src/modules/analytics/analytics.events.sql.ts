@@ -27,9 +27,8 @@ export interface DimRange {
   siteId: string;
   fromDay: number;
   toDay: number;
-  /** Filter conditions: set, the range is scanned live (rollups hold no filtered rows). */
-  sessions?: RawBuilder<unknown>;
-  events?: RawBuilder<unknown>;
+  /** The filters as a condition on `s` (and `e` for event dims): set, the range is scanned live (rollups hold no filtered rows). */
+  filter?: RawBuilder<unknown>;
 }
 
 async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay: number): Promise<number[]> {
@@ -53,10 +52,9 @@ async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay:
 export async function readEventDims(db: Executor, range: DimRange, dims: readonly EventDim[], v1?: number): Promise<DimRow[]> {
   const { siteId, fromDay, toDay } = range;
   const names = (rows: RawBuilder<unknown>) => sql`select dim, v1, v2, ${COLS} from (${rows}) x`;
-  const live = (days: RawBuilder<unknown>) =>
-    dims.map((dim) => names(eventDimSelect(dim, { siteId, days, sessions: range.sessions, events: range.events } satisfies RowScope)));
+  const live = (days: RawBuilder<unknown>) => dims.map((dim) => names(eventDimSelect(dim, { siteId, days, filter: range.filter } satisfies RowScope)));
   const parts: RawBuilder<unknown>[] = [];
-  if (range.sessions || range.events) {
+  if (range.filter) {
     parts.push(...live(sql`s.day between ${fromDay} and ${toDay}`));
   } else {
     const dirty = await dirtyDaysOf(db, siteId, fromDay, toDay);
@@ -92,22 +90,6 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
   const { rows } = await sql<Record<string, unknown>>`select dim, v1, v2, ${SUMS} from (${union}) u
     ${v1 === undefined ? sql`` : sql`where v1 = ${v1}`} group by dim, v1, v2`.execute(db);
   return rows.map(toDimRow);
-}
-
-/** Dictionary values by id (one statement for a page of rows). */
-export async function valuesOf(db: Executor, siteId: string, ids: Iterable<number>): Promise<Map<number, string>> {
-  const list = [...new Set(ids)].filter((id) => id > 0);
-  const found = new Map<number, string>();
-  for (let i = 0; i < list.length; i += 500) {
-    const rows = await db
-      .selectFrom('analytics_values')
-      .select(['id', 'value'])
-      .where('site_id', '=', siteId)
-      .where('id', 'in', list.slice(i, i + 500))
-      .execute();
-    for (const r of rows) found.set(Number(r.id), r.value);
-  }
-  return found;
 }
 
 /** The id of one dictionary value, or undefined when the site never stored it. */
@@ -178,7 +160,7 @@ export async function listSessions(
   range: DimRange,
   page: { offset: number; limit: number; sort: keyof typeof SESSION_SORT; order: 'asc' | 'desc' },
 ): Promise<{ rows: SessionRow[]; total: number }> {
-  const where = sql`s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay}${range.sessions ? sql` and ${range.sessions}` : sql``}`;
+  const where = sql`s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay}${range.filter ? sql` and ${range.filter}` : sql``}`;
   const order = sql.raw(page.order);
   const [list, count] = await Promise.all([
     sql<Record<string, unknown>>`select ${sessionCols} from analytics_sessions s where ${where}
@@ -233,7 +215,7 @@ export async function sessionEvents(db: Executor, siteId: string, sessionId: num
 export async function clickHeatmap(db: Executor, range: DimRange, pathId: number, maxPoints: number, maxElements: number) {
   const clicks = sql`from analytics_events e join analytics_sessions s on s.id = e.session_id
     where s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay} and e.type = ${sql.lit(TYPE_CODE.click)} and e.path = ${pathId}
-    ${range.sessions ? sql` and ${range.sessions}` : sql``}`;
+    ${range.filter ? sql` and ${range.filter}` : sql``}`;
   const gx = sql`cast(floor(e.x * 100 + 0.5) as integer)`;
   const gy = sql`cast(floor(e.y / 10.0 + 0.5) as integer)`;
   const [points, elements] = await Promise.all([

@@ -345,6 +345,8 @@ describe('analytics event reports (design 5) on an Asia/Kolkata fixture', () => 
     expect(await ids('country=IN')).toEqual([a1.id]);
     expect(await ids('device=!desktop')).toEqual([b1.id]);
     expect(await ids('browser=~chrom')).toEqual([c1.id, a1.id]);
+    // Values of one name OR, also an exact value with a contains.
+    expect(await ids('browser=Safari&browser=~chromium')).toEqual([c1.id, b1.id]);
     expect(await ids('path=/home')).toEqual([c1.id]);
     expect(await ids('entry_page=/pricing&city=Mumbai')).toEqual([a1.id]);
     expect(await ids('utm_campaign=launch&referrer=google.com')).toEqual([]);

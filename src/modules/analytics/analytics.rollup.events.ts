@@ -27,21 +27,18 @@ export const CWV_STEP: Record<CwvMetric, number> = { LCP: 10, INP: 10, CLS: 0.00
 
 export type EventDim = 'weekday_hour' | 'outbound' | 'download' | 'rage' | 'dead' | 'form' | 'scroll' | 'cwv';
 
-/** Where rows come from: the site, its sessions' days, and (filtered reports) more conditions on `s` sessions and `e` events. */
+/** Where rows come from: the site, its sessions' days, and (filtered reports) a condition on the session `s` and, for event dims, the event `e`. */
 export interface RowScope {
   siteId: string;
   /** A condition on `s.day`, e.g. `s.day = 20000` or `s.day between a and b`. */
   days: RawBuilder<unknown>;
-  /** Extra conditions on the session `s` (filters). */
-  sessions?: RawBuilder<unknown>;
-  /** Extra conditions on the event `e` (the `path` filter on event dims). */
-  events?: RawBuilder<unknown>;
+  filter?: RawBuilder<unknown>;
 }
 
 const and = (cond: RawBuilder<unknown> | undefined) => (cond ? sql` and ${cond}` : sql``);
 const eventsOf = (scope: RowScope, join = sql``) =>
   sql`from analytics_events e join analytics_sessions s on s.id = e.session_id ${join}
-    where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.sessions)}${and(scope.events)}`;
+    where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}`;
 
 type Metric = 'visitors' | 'visits' | 'pageviews' | 'bounces' | 'duration_ms' | 'engaged_ms' | 'events' | 'conversions';
 export const METRICS: readonly Metric[] = ['visitors', 'visits', 'pageviews', 'bounces', 'duration_ms', 'engaged_ms', 'events', 'conversions'];
@@ -74,7 +71,7 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
     case 'weekday_hour':
       // Day 0 (1970-01-01) was a Thursday, ISO weekday 4.
       return sql`select ${row(sql`s.day`, sql.lit(dim), sql`((s.day + 3) % 7 + 1) * 24 + s.hour`, sql`0`, SESSION_METRICS)}
-        from analytics_sessions s where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.sessions)}
+        from analytics_sessions s where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}
         group by s.day, s.hour`;
     case 'outbound':
     case 'download':
