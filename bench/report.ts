@@ -66,6 +66,12 @@ export interface BenchReport {
   noisyNeighbour?: Array<{ flood: string; ratio: number; quiet: Measurement; loud: Measurement }>;
   mediaUploads?: { file: string; runs: number; p50Ms: number; p99Ms: number; meanMs: number; serverCpuMsPerUpload: number | null };
   analyticsCollector?: Array<{ name: string; eventsPerRequest: number; eventsPerSec: number; accepted: number; stored: number; result: Measurement }>;
+  analyticsReports?: {
+    rows: Array<{ report: string; days: number; filters: string; p50: number; p95: number; sampled: boolean }>;
+    events: number;
+    sessions: number;
+    bytes: number;
+  };
   ok: boolean;
 }
 

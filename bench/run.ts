@@ -51,6 +51,7 @@ import { checkParity, statementLabel, type ParityResult } from './parity.js';
 import { formatNoisyNeighbour, measureNoisyNeighbour, type NoisyNeighbourRow } from './noisy-neighbour.js';
 import { formatUploads, measureUploads, type UploadRow } from './media-upload.js';
 import { type CollectorRow, formatCollector, measureCollector } from './analytics-collector.js';
+import { formatReports, measureReports } from './analytics-reports.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_ENTRY = path.join(ROOT, 'dist', 'server.js');
@@ -89,7 +90,10 @@ async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
   const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
-  if (endpoints.length === 0 && !(filter && ['noisy neighbour', 'media upload', 'analytics collector'].some((name) => name.includes(filter))))
+  if (
+    endpoints.length === 0 &&
+    !(filter && ['noisy neighbour', 'media upload', 'analytics collector', 'analytics reports'].some((name) => name.includes(filter)))
+  )
     throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
 
@@ -286,6 +290,12 @@ async function main(): Promise<number> {
       process.stderr.write('measuring the analytics collector ...\n');
       collectorRows = await measureCollector(serverUrl, databaseUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() }, ROOT);
     }
+    // 3c''. The analytics reports (issue 32) over a database filled by bench/analytics-import.ts, when one is named.
+    let reportRows: Awaited<ReturnType<typeof measureReports>> | null = null;
+    if (process.env.ANALYTICS_REPORTS_DB && (!filter || 'analytics reports'.includes(filter))) {
+      process.stderr.write('measuring the analytics reports ...\n');
+      reportRows = await measureReports(path.resolve(process.env.ANALYTICS_REPORTS_DB));
+    }
     // 3d. Uploads of a 5 MB photo, one at a time (issue 10).
     let uploads: UploadRow | null = null;
     if (!filter || 'media upload'.includes(filter)) {
@@ -306,6 +316,7 @@ async function main(): Promise<number> {
       ...(noisy.length ? { noisyNeighbour: noisy } : {}),
       ...(uploads ? { mediaUploads: uploads } : {}),
       ...(collectorRows.length ? { analyticsCollector: collectorRows } : {}),
+      ...(reportRows ? { analyticsReports: reportRows } : {}),
       ok: false,
     };
     const warnings = [...parityErrors, ...formatWarnings(report)];
@@ -323,6 +334,10 @@ async function main(): Promise<number> {
     }
     if (collectorRows.length) {
       log(formatCollector(collectorRows));
+      log();
+    }
+    if (reportRows) {
+      log(formatReports(reportRows));
       log();
     }
     const targets = formatTargets(report, BASELINES);
