@@ -20,6 +20,7 @@ import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
 import { analyticsOf } from '../src/modules/analytics/analytics.routes.js';
 import { rebuildDirtyDays } from '../src/modules/analytics/analytics.tasks.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
+import { BROWSERS, COUNTRIES, DEVICES, random } from './analytics-data.js';
 import { freePort, startChild, stopChild, waitForHttp } from './children.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,18 +29,6 @@ const PER_REQUEST = 10_000;
 const DAY_MS = 86_400_000;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-const COUNTRIES = 'US DE GB FR NL IN BR CA AU JP ES IT PL SE CH AT BE DK NO FI IE PT CZ RO HU GR TR MX AR ZA'.split(' ');
 const REFERRERS = [
   null,
   null,
@@ -51,8 +40,6 @@ const REFERRERS = [
   'https://t.co/x',
   ...Array.from({ length: 32 }, (_, i) => `https://blog${i}.example.org/post`),
 ];
-const DEVICES = ['desktop', 'desktop', 'mobile', 'mobile', 'tablet'] as const;
-const BROWSERS = ['Chrome', 'Firefox', 'Safari', 'Edge', 'Mobile Safari'];
 
 function* events(total: number): Generator<Record<string, unknown>> {
   const rnd = random(42);

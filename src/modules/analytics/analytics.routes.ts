@@ -4,6 +4,7 @@ import { Data, named, ref } from '../../shared/schemas.js';
 import type { App, AppModule, ModuleDeps } from '../types.js';
 import { Collector } from './analytics.collector.js';
 import { GeoLookup } from './analytics.enrich.js';
+import { eventReportRoutes } from './analytics.events.routes.js';
 import { importEvents } from './analytics.import.js';
 import { AnalyticsSettings, AnalyticsSettingsUpdate, CollectResult, Envelope, ImportBody, ImportResult, MAX_IMPORT_EVENTS } from './analytics.schemas.js';
 import * as settings from './analytics.settings.js';
@@ -121,6 +122,7 @@ export const analyticsModule: AppModule = {
 
     await app.register(async (scope) => publicRoutes(scope as App, config, collector));
     trackerRoutes(app);
+    eventReportRoutes(app, deps, () => analytics.collector);
   },
 };
 

@@ -98,7 +98,7 @@ function valueIds(db: Executor, siteId: string, dict: string, filter: AnalyticsF
  * per name, its `is` and `contains` entries OR and its `is_not` entries exclude; names AND.
  * `path` on sessions means a pageview of the session on such a path.
  */
-function filterCondition(db: Executor, siteId: string, filters: readonly AnalyticsFilter[], pathOnEvents: boolean): RawBuilder<unknown> {
+export function filterCondition(db: Executor, siteId: string, filters: readonly AnalyticsFilter[], pathOnEvents: boolean): RawBuilder<unknown> {
   const byDim = new Map<FilterDim, AnalyticsFilter[]>();
   for (const f of filters) (byDim.get(f.dim) ?? byDim.set(f.dim, []).get(f.dim)!).push(f);
   const parts: RawBuilder<unknown>[] = [];

@@ -2,7 +2,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Generated, sql, type Insertable } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
+import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
+import { rebuildEventDims } from './analytics.rollup.events.js';
 import { localTime, monthOf } from './analytics.time.js';
 
 /**
@@ -10,15 +12,10 @@ import { localTime, monthOf } from './analytics.time.js';
  * store can implement it later (design 3.6). The SQL implementation below serves SQLite and
  * PostgreSQL alike; where they differ, `db/dialect.ts` says how.
  */
-export const EVENT_TYPES = ['pageview', 'engagement', 'click', 'outbound', 'download', 'form_start', 'form_submit', 'goal', 'cwv'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-/** The stored `type` code of each event type (1-based; the order above never changes). */
-export const TYPE_CODE = Object.fromEntries(EVENT_TYPES.map((t, i) => [t, i + 1])) as Record<EventType, number>;
+export { EVENT_TYPES, type EventType, FLAG_DEAD, FLAG_RAGE, TYPE_CODE } from './analytics.codes.js';
 /** Events that make a visit interactive (not a bounce, decisions A4); engagement and vitals are not. */
 const INTERACTIONS = new Set<EventType>(['click', 'outbound', 'download', 'form_start', 'form_submit', 'goal']);
 const CONVERSIONS = new Set<EventType>(['form_submit', 'goal']);
-export const FLAG_RAGE = 1;
-export const FLAG_DEAD = 2;
 export const SESSION_IDLE_MS = 30 * 60_000;
 
 /** Session columns holding a dictionary id, each rolled up as a dimension of the same name. */
@@ -435,6 +432,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
         from analytics_events e join analytics_sessions s on s.id = e.session_id
         where s.site_id = ${siteId} and s.day = ${day} and e.type in (${TYPE_CODE.pageview}, ${TYPE_CODE.engagement})
         group by e.path`.execute(trx);
+      await rebuildEventDims(trx, siteId, day);
       // Visitors add up across days (design 3.2), so a month is the sum of its days.
       await trx.deleteFrom('analytics_monthly').where('site_id', '=', siteId).where('month', '=', month).execute();
       await sql`insert into analytics_monthly (site_id, month, dim, v1, v2, visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions)
