@@ -93,6 +93,12 @@ export interface ResourceSpec<T extends TableName, F extends Fields, P extends T
    */
   delivery?: { column: string; value: string };
   docs?: Partial<Record<CrudRoute, RouteDocs>>;
+  /**
+   * Examples for the OpenAPI document and /docs: a record as answered (its summary, when the list
+   * answers one, is taken from it) and a create body. test/contract/openapi-names.test.ts checks
+   * each against its schema.
+   */
+  examples?: { record: Row; create?: Row };
 }
 
 /**
@@ -121,10 +127,14 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
 ) {
   const repo = tableRepository(spec.table);
   const fields = spec.fields;
-  const Schema = named(spec.name, fields.response());
-  const Summary = spec.listShape ? named(`${spec.name}Summary`, fields.summaryResponse()) : Schema;
+  const record = spec.examples?.record;
+  const Schema = named(spec.name, fields.response(), record && [record as never]);
+  const SummarySchema = fields.summaryResponse();
+  const summaryOf = (r: Row) => Object.fromEntries(Object.keys((SummarySchema as unknown as TObject).properties).map((k) => [k, r[k]]));
+  const Summary = spec.listShape ? named(`${spec.name}Summary`, SummarySchema, record && [summaryOf(record) as never]) : Schema;
   const listColumns = spec.listShape ? ['id', ...fields.columns('summary')] : undefined;
-  const CreateBody = fields.createBody(layer.createBody ?? {});
+  const createBody = fields.createBody(layer.createBody ?? {});
+  const CreateBody = spec.examples?.create ? { ...createBody, examples: [spec.examples.create] } : createBody;
   const UpdateBody = fields.updateBody();
   const ListQuerySchema = listQueryFor(spec.list);
   const Params = spec.id === 'uuid' ? Type.Object({ id: Uuid }) : IdParams;

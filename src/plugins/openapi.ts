@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
 import { openApiWebhooks } from '../modules/webhooks/webhooks.schemas.js';
 import type { EventDescriptions } from '../modules/types.js';
+import { type NamedDocument, nameSchemas } from './openapi-names.js';
 
 /** Where the reference UI lives; @fastify/swagger-ui adds its routes with no way to declare a scope, so the route guard takes them as public. */
 export const DOCS_PREFIX = '/docs';
@@ -36,14 +37,16 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
       },
     },
     transformObject: (document) =>
-      ('openapiObject' in document ? optionalDefaults(document.openapiObject as OpenApiDocument) : document.swaggerObject) as never,
+      ('openapiObject' in document ? nameSchemas(optionalDefaults(document.openapiObject as OpenApiDocument)) : document.swaggerObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get('/openapi.json', { config: { scope: 'public' }, schema: { hide: true } }, async () => app.swagger());
 }
 
-type OpenApiDocument = { paths?: Record<string, Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>> };
+type OpenApiDocument = NamedDocument & {
+  paths?: Record<string, Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>>;
+};
 
 /**
  * A query parameter with a default (page, limit) is filled in by the server, so a client may omit

@@ -13,7 +13,20 @@ export const ErrorBodySchema = Type.Object(
       }),
     ),
   },
-  { $id: 'Error', title: 'Error' },
+  {
+    $id: 'Error',
+    title: 'Error',
+    examples: [
+      {
+        statusCode: 422,
+        error: 'Unprocessable Entity',
+        code: 'VALIDATION_FAILED',
+        message: 'title must NOT have fewer than 1 characters',
+        errors: { title: ['must NOT have fewer than 1 characters'] },
+      },
+      { statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'The content was not found.' },
+    ],
+  },
 );
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
@@ -33,7 +46,8 @@ export const IdOrText = () => Type.Union([Id(), Type.String({ pattern: ID_PATTER
 export const IdParams = Type.Object({ id: Id() });
 export const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 
-export const Message = Type.Object({ message: Type.String() });
+/** What a delete and other actions without a record answer. Titled: the OpenAPI document names it (plugins/openapi-names.ts). */
+export const Message = Type.Object({ message: Type.String() }, { title: 'Message' });
 
 /**
  * `T` or null. A schema with a single `type` becomes `type: [type, 'null']` (JSON Schema 2020-12,
@@ -51,13 +65,15 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
  * Named schemas: registered once on the app (`app.addSchema`) and referred to by `ref()`, so the
  * OpenAPI document lists them under `components.schemas` and generated clients get real type
  * names. `named` returns a copy carrying the `$id`; the original stays usable inline.
+ * `examples` (JSON Schema's keyword; OpenAPI 3.1) show in /docs and are checked against the
+ * schema by test/contract/openapi-names.test.ts.
  */
 const NAMED = new Map<string, TSchema>();
 
-export function named<T extends TSchema>(id: string, schema: T): T {
+export function named<T extends TSchema>(id: string, schema: T, examples?: readonly Static<T>[]): T {
+  const out = { ...schema, $id: id, title: id, ...(examples ? { examples } : {}) } as T;
   const existing = NAMED.get(id);
-  if (existing && JSON.stringify(existing) !== JSON.stringify({ ...schema, $id: id, title: id })) throw new Error(`Two different schemas are named ${id}`);
-  const out = { ...schema, $id: id, title: id } as T;
+  if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`Two different schemas are named ${id}`);
   NAMED.set(id, out);
   return out;
 }
@@ -74,9 +90,16 @@ export function ref<T extends TSchema>(schema: T): TUnsafe<Static<T>> {
   return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
 }
 
-/** `{ data: T }` */
+/** The name of the schema `schema` refers to (`ref(named('Tag', …))` is `Tag`), if it is such a reference. */
+function refName(schema: TSchema): string | undefined {
+  const target = (schema as { $ref?: unknown }).$ref;
+  return typeof target === 'string' && target.endsWith('#') ? target.slice(0, -1) : undefined;
+}
+
+/** `{ data: T }`; around a named schema it is titled `<Name>Response`, one component for every route that answers it. */
 export function Data<T extends TSchema>(schema: T) {
-  return Type.Object({ data: schema });
+  const name = refName(schema);
+  return Type.Object({ data: schema }, name ? { title: `${name}Response` } : {});
 }
 
 export const PageMeta = Type.Object({
@@ -88,9 +111,10 @@ export const PageMeta = Type.Object({
 
 const PageMetaRef = ref(named('PageMeta', PageMeta));
 
-/** `{ data: T[], meta }` (decisions G5). */
+/** `{ data: T[], meta }` (decisions G5); a page of a named schema is titled `<Name>Page`. */
 export function Paginated<T extends TSchema>(item: T) {
-  return Type.Object({ data: Type.Array(item), meta: PageMetaRef });
+  const name = refName(item);
+  return Type.Object({ data: Type.Array(item), meta: PageMetaRef }, name ? { title: `${name}Page` } : {});
 }
 
 /** ISO 8601 date or date-time, as accepted by date filters (decisions G6, G8). */
@@ -102,14 +126,20 @@ export const HttpUrl = (options: { maxLength?: number; description?: string } = 
 export const UrlOrPath = (options: { maxLength?: number; description?: string } = {}) => Type.String({ format: 'url-or-path', maxLength: 2048, ...options });
 
 /** A translation-status answer (decisions G10). */
-export const TranslationStatus = Type.Object({
-  data: Type.Record(Type.String(), Type.Object({ status: Type.Union([Type.Literal('complete'), Type.Literal('missing'), Type.Literal('partial')]) })),
-});
+export const TranslationStatus = Type.Object(
+  {
+    data: Type.Record(Type.String(), Type.Object({ status: Type.Union([Type.Literal('complete'), Type.Literal('missing'), Type.Literal('partial')]) })),
+  },
+  { title: 'TranslationStatusResponse' },
+);
 
-export const CopyToLocaleBody = Type.Object({
-  targetLocale: Type.Optional(Locale),
-  locale: Type.Optional(Locale),
-});
+export const CopyToLocaleBody = Type.Object(
+  {
+    targetLocale: Type.Optional(Locale),
+    locale: Type.Optional(Locale),
+  },
+  { title: 'CopyToLocaleRequest' },
+);
 
 /** The site key as a query parameter of a `/v1/public/...` route, for clients that cannot set `X-Site-Key` (decisions G19). */
 export const SiteKeyParam = Type.Optional(Type.String({ maxLength: 100, description: 'The site key, when X-Site-Key cannot be sent' }));

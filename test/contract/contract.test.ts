@@ -106,17 +106,23 @@ describe('contract: every /v1 route', () => {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
     // An inline object of six or more properties in a success answer is a record that should be named.
+    // The answer itself is a component named after its route (plugins/openapi-names.ts), so the
+    // walk starts inside it; a record within it must have a name of its own.
     const inline: string[] = [];
+    const component = (schema: any) => (schema?.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema);
     const walk = (schema: any, at: string) => {
       if (!schema || typeof schema !== 'object' || schema.$ref) return;
       if (schema.properties && Object.keys(schema.properties).length >= 6) inline.push(at);
-      for (const [key, child] of Object.entries(schema.properties ?? {})) walk(child, `${at}.${key}`);
-      if (schema.items) walk(schema.items, `${at}[]`);
+      walkInside(schema, at);
+    };
+    const walkInside = (schema: any, at: string) => {
+      for (const [key, child] of Object.entries(schema?.properties ?? {})) walk(child, `${at}.${key}`);
+      if (schema?.items) walk(schema.items, `${at}[]`);
     };
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         for (const [status, response] of Object.entries<any>(op.responses ?? {})) {
-          if (status.startsWith('2')) walk(response.content?.['application/json']?.schema, `${method.toUpperCase()} ${path} ${status}`);
+          if (status.startsWith('2')) walkInside(component(response.content?.['application/json']?.schema), `${method.toUpperCase()} ${path} ${status}`);
         }
       }
     }

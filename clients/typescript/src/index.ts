@@ -8,6 +8,13 @@ import type { components, operations, paths } from './schema.js';
 
 export type { components, operations, paths };
 
+/**
+ * The document's named schemas: records (`Schemas['Tag']`), every request body
+ * (`Schemas['CreateTagRequest']`, `<OperationId>Request`) and every answer (`Schemas['TagResponse']`,
+ * `Schemas['TagPage']` for a page of a list, else `<OperationId>Response`).
+ */
+export type Schemas = components['schemas'];
+
 /** The one error body every failed request answers with (G3): `errors` names each field on a 422. */
 export type CairnError = components['schemas']['Error'];
 

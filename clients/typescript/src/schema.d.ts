@@ -4078,7 +4078,26 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** Error */
+        /**
+         * Error
+         * @example {
+         *       "statusCode": 422,
+         *       "error": "Unprocessable Entity",
+         *       "code": "VALIDATION_FAILED",
+         *       "message": "title must NOT have fewer than 1 characters",
+         *       "errors": {
+         *         "title": [
+         *           "must NOT have fewer than 1 characters"
+         *         ]
+         *       }
+         *     }
+         * @example {
+         *       "statusCode": 404,
+         *       "error": "Not Found",
+         *       "code": "NOT_FOUND",
+         *       "message": "The content was not found."
+         *     }
+         */
         Error: {
             statusCode: number;
             error: string;
@@ -4277,7 +4296,26 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** User */
+        /**
+         * User
+         * @example {
+         *       "id": "3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53",
+         *       "fullName": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "roleId": "c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40",
+         *       "role": {
+         *         "id": "c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40",
+         *         "slug": "editor",
+         *         "name": "Editor"
+         *       },
+         *       "isActive": true,
+         *       "isOwner": false,
+         *       "tokenCount": 2,
+         *       "lastActiveAt": "2026-03-21T07:58:00.000Z",
+         *       "createdAt": "2026-01-12T11:20:00.000Z",
+         *       "updatedAt": "2026-01-12T11:20:00.000Z"
+         *     }
+         */
         User: {
             /** Format: uuid */
             id: string;
@@ -4314,7 +4352,20 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Tag */
+        /**
+         * Tag
+         * @example {
+         *       "id": 7,
+         *       "name": "Hiking",
+         *       "slug": "hiking",
+         *       "description": "Trails, huts and the gear to get there",
+         *       "locale": "en",
+         *       "translationGroup": "0b6c3f0e-2f4a-4d8e-9a51-6f2d7c1e8a34",
+         *       "contentCount": 12,
+         *       "createdAt": "2026-03-02T08:15:00.000Z",
+         *       "updatedAt": "2026-03-02T08:15:00.000Z"
+         *     }
+         */
         Tag: {
             id: number;
             name: string;
@@ -4359,7 +4410,27 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** Category */
+        /**
+         * Category
+         * @example {
+         *       "id": 3,
+         *       "name": "News",
+         *       "slug": "news",
+         *       "description": "Announcements from the team",
+         *       "image": null,
+         *       "parentId": null,
+         *       "locale": "en",
+         *       "translationGroup": "5d0e8a27-9c1b-4f63-8e2d-3a7b9c4f1e05",
+         *       "contentCount": 24,
+         *       "sitemapPriority": 0.6,
+         *       "sitemapChangefreq": "weekly",
+         *       "contentMode": "standard",
+         *       "schema": null,
+         *       "schemaSource": "own",
+         *       "createdAt": "2026-01-10T12:00:00.000Z",
+         *       "updatedAt": "2026-02-01T09:30:00.000Z"
+         *     }
+         */
         Category: {
             id: number;
             name: string;
@@ -4523,7 +4594,97 @@ export interface components {
              */
             createdAt: string;
         };
-        /** Content */
+        /**
+         * Content
+         * @example {
+         *       "id": 42,
+         *       "title": "Hello world",
+         *       "slug": "hello-world",
+         *       "type": "post",
+         *       "status": "published",
+         *       "excerpt": "The first post on the new site.",
+         *       "locale": "en",
+         *       "translationGroup": "6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60",
+         *       "featuredImage": {
+         *         "url": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp",
+         *         "alt": "A cairn on a hill",
+         *         "variants": {
+         *           "thumbnail": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=150",
+         *           "card": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=400",
+         *           "content": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=800",
+         *           "medium": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=1200"
+         *         }
+         *       },
+         *       "categories": [
+         *         {
+         *           "id": 3,
+         *           "name": "News",
+         *           "slug": "news"
+         *         }
+         *       ],
+         *       "tags": [
+         *         {
+         *           "id": 7,
+         *           "name": "Hiking",
+         *           "slug": "hiking"
+         *         }
+         *       ],
+         *       "author": {
+         *         "id": "3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53",
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "publishedAt": "2026-03-14T09:30:00.000Z",
+         *       "scheduledAt": null,
+         *       "createdAt": "2026-03-13T16:02:11.512Z",
+         *       "updatedAt": "2026-03-14T09:30:00.000Z",
+         *       "body": {
+         *         "type": "doc",
+         *         "content": [
+         *           {
+         *             "type": "paragraph",
+         *             "content": [
+         *               {
+         *                 "type": "text",
+         *                 "text": "Welcome to the new site."
+         *               }
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "bodyHtml": "<p>Welcome to the new site.</p>",
+         *       "meta": {
+         *         "metaTitle": "Hello world | Example",
+         *         "metaDescription": "The first post on the new site.",
+         *         "metaKeywords": null,
+         *         "canonicalUrl": null,
+         *         "ogImage": null
+         *       },
+         *       "alternates": [
+         *         {
+         *           "locale": "de",
+         *           "id": 43,
+         *           "slug": "hallo-welt"
+         *         }
+         *       ],
+         *       "metadata": {},
+         *       "customData": null,
+         *       "structuredData": {
+         *         "faq": [],
+         *         "article": {
+         *           "enabled": true,
+         *           "type": "BlogPosting"
+         *         }
+         *       },
+         *       "jsonLd": [
+         *         {
+         *           "@context": "https://schema.org",
+         *           "@type": "BlogPosting",
+         *           "headline": "Hello world",
+         *           "datePublished": "2026-03-14T09:30:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
         Content: {
             id: number;
             title: string;
@@ -4617,7 +4778,51 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
-        /** ContentSummary */
+        /**
+         * ContentSummary
+         * @example {
+         *       "id": 42,
+         *       "title": "Hello world",
+         *       "slug": "hello-world",
+         *       "type": "post",
+         *       "status": "published",
+         *       "excerpt": "The first post on the new site.",
+         *       "locale": "en",
+         *       "translationGroup": "6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60",
+         *       "featuredImage": {
+         *         "url": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp",
+         *         "alt": "A cairn on a hill",
+         *         "variants": {
+         *           "thumbnail": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=150",
+         *           "card": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=400",
+         *           "content": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=800",
+         *           "medium": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=1200"
+         *         }
+         *       },
+         *       "categories": [
+         *         {
+         *           "id": 3,
+         *           "name": "News",
+         *           "slug": "news"
+         *         }
+         *       ],
+         *       "tags": [
+         *         {
+         *           "id": 7,
+         *           "name": "Hiking",
+         *           "slug": "hiking"
+         *         }
+         *       ],
+         *       "author": {
+         *         "id": "3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53",
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "publishedAt": "2026-03-14T09:30:00.000Z",
+         *       "scheduledAt": null,
+         *       "createdAt": "2026-03-13T16:02:11.512Z",
+         *       "updatedAt": "2026-03-14T09:30:00.000Z"
+         *     }
+         */
         ContentSummary: {
             id: number;
             title: string;
@@ -4829,7 +5034,23 @@ export interface components {
             /** @description Every row left out, also past the listed ones */
             errorCount: number;
         };
-        /** Redirect */
+        /**
+         * Redirect
+         * @example {
+         *       "id": 12,
+         *       "sourcePath": "/blog/old-post",
+         *       "targetUrl": "/news/new-post",
+         *       "statusCode": 301,
+         *       "isRegex": false,
+         *       "isActive": true,
+         *       "preserveQueryString": true,
+         *       "note": "Moved when the blog became news",
+         *       "hitCount": 57,
+         *       "lastHitAt": "2026-03-20T18:04:41.000Z",
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z"
+         *     }
+         */
         Redirect: {
             id: number;
             sourcePath: string;
@@ -5061,7 +5282,40 @@ export interface components {
             failed: number;
             lastSubmittedAt: string | null;
         };
-        /** SiteBlock */
+        /**
+         * SiteBlock
+         * @example {
+         *       "id": 9,
+         *       "name": "About us",
+         *       "slug": "about-us",
+         *       "type": "page",
+         *       "status": "published",
+         *       "path": "/about",
+         *       "locale": "en",
+         *       "translationGroup": "2c7a9e14-3b5f-4d80-a6c2-8e1f0b4d7a93",
+         *       "schema": [
+         *         {
+         *           "name": "heading",
+         *           "type": "text",
+         *           "label": "Heading",
+         *           "required": true
+         *         },
+         *         {
+         *           "name": "intro",
+         *           "type": "richtext",
+         *           "label": "Introduction"
+         *         }
+         *       ],
+         *       "data": {
+         *         "heading": "Who we are",
+         *         "intro": "<p>A small team building calm software.</p>"
+         *       },
+         *       "hasUnpublishedChanges": false,
+         *       "publishedAt": "2026-02-02T10:00:00.000Z",
+         *       "createdAt": "2026-02-01T15:30:00.000Z",
+         *       "updatedAt": "2026-02-02T10:00:00.000Z"
+         *     }
+         */
         SiteBlock: {
             id: number;
             name: string;
@@ -5107,7 +5361,23 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** SiteBlockSummary */
+        /**
+         * SiteBlockSummary
+         * @example {
+         *       "id": 9,
+         *       "name": "About us",
+         *       "slug": "about-us",
+         *       "type": "page",
+         *       "status": "published",
+         *       "path": "/about",
+         *       "locale": "en",
+         *       "translationGroup": "2c7a9e14-3b5f-4d80-a6c2-8e1f0b4d7a93",
+         *       "hasUnpublishedChanges": false,
+         *       "publishedAt": "2026-02-02T10:00:00.000Z",
+         *       "createdAt": "2026-02-01T15:30:00.000Z",
+         *       "updatedAt": "2026-02-02T10:00:00.000Z"
+         *     }
+         */
         SiteBlockSummary: {
             id: number;
             name: string;
@@ -5212,7 +5482,80 @@ export interface components {
                 value?: string;
             };
         };
-        /** Form */
+        /**
+         * Form
+         * @example {
+         *       "id": 5,
+         *       "name": "Contact",
+         *       "slug": "contact",
+         *       "description": "The contact form of the footer",
+         *       "status": "active",
+         *       "locale": "en",
+         *       "translationGroup": "9a4f2c61-7e3b-4d18-b5c0-2e8f6a1d3b97",
+         *       "submissionCount": 31,
+         *       "schema": [
+         *         {
+         *           "name": "name",
+         *           "type": "text",
+         *           "label": "Your name",
+         *           "required": true,
+         *           "validation": {
+         *             "maxLength": 100
+         *           }
+         *         },
+         *         {
+         *           "name": "email",
+         *           "type": "email",
+         *           "label": "E-mail",
+         *           "required": true
+         *         },
+         *         {
+         *           "name": "topic",
+         *           "type": "select",
+         *           "label": "Topic",
+         *           "options": [
+         *             {
+         *               "value": "sales",
+         *               "label": "Sales"
+         *             },
+         *             {
+         *               "value": "support",
+         *               "label": "Support"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "name": "message",
+         *           "type": "textarea",
+         *           "label": "Message",
+         *           "required": true,
+         *           "validation": {
+         *             "minLength": 10,
+         *             "maxLength": 5000
+         *           }
+         *         }
+         *       ],
+         *       "settings": {
+         *         "honeypotField": "website",
+         *         "minFillSeconds": 3
+         *       },
+         *       "notifications": {
+         *         "enabled": true,
+         *         "recipientEmails": [
+         *           "team@example.com"
+         *         ],
+         *         "subject": "New message from the website"
+         *       },
+         *       "honeypotEnabled": true,
+         *       "captchaEnabled": false,
+         *       "successMessage": "Thank you, we will answer within two days.",
+         *       "redirectUrl": null,
+         *       "submitLabel": "Send",
+         *       "closedMessage": null,
+         *       "createdAt": "2026-02-14T10:00:00.000Z",
+         *       "updatedAt": "2026-02-20T16:45:12.000Z"
+         *     }
+         */
         Form: {
             id: number;
             name: string;
@@ -5266,7 +5609,24 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** FormSubmission */
+        /**
+         * FormSubmission
+         * @example {
+         *       "id": 318,
+         *       "formId": 5,
+         *       "status": "new",
+         *       "data": {
+         *         "name": "Grace Hopper",
+         *         "email": "grace@example.com",
+         *         "topic": "support",
+         *         "message": "The contact page shows an old address."
+         *       },
+         *       "ipAddress": "203.0.113.0",
+         *       "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+         *       "createdAt": "2026-03-18T09:41:27.000Z",
+         *       "updatedAt": null
+         *     }
+         */
         FormSubmission: {
             id: number;
             formId: number;
@@ -5395,7 +5755,34 @@ export interface components {
             mediaCount: number;
             children: components["schemas"]["MediaFolderTreeNode"][];
         };
-        /** MediaFile */
+        /**
+         * MediaFile
+         * @example {
+         *       "id": "e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08",
+         *       "filename": "cairn-on-a-hill.webp",
+         *       "originalName": "IMG_2041.jpg",
+         *       "mimeType": "image/webp",
+         *       "size": 184320,
+         *       "width": 2000,
+         *       "height": 1333,
+         *       "alt": "A cairn on a hill",
+         *       "title": "Cairn at dawn",
+         *       "description": null,
+         *       "url": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp",
+         *       "variants": {
+         *         "thumbnail": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=150",
+         *         "card": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=400",
+         *         "content": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=800",
+         *         "medium": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=1200"
+         *       },
+         *       "folderId": "7b2e9c40-1f8a-4d63-b5e7-0c9a2d4f6e18",
+         *       "focalX": 0.5,
+         *       "focalY": 0.35,
+         *       "deletedAt": null,
+         *       "createdAt": "2026-03-10T14:22:05.000Z",
+         *       "updatedAt": "2026-03-10T14:22:05.000Z"
+         *     }
+         */
         MediaFile: {
             /** Format: uuid */
             id: string;
@@ -5443,7 +5830,42 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** MediaFileDetail */
+        /**
+         * MediaFileDetail
+         * @example {
+         *       "id": "e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08",
+         *       "filename": "cairn-on-a-hill.webp",
+         *       "originalName": "IMG_2041.jpg",
+         *       "mimeType": "image/webp",
+         *       "size": 184320,
+         *       "width": 2000,
+         *       "height": 1333,
+         *       "alt": "A cairn on a hill",
+         *       "title": "Cairn at dawn",
+         *       "description": null,
+         *       "url": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp",
+         *       "variants": {
+         *         "thumbnail": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=150",
+         *         "card": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=400",
+         *         "content": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=800",
+         *         "medium": "https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp?w=1200"
+         *       },
+         *       "folderId": "7b2e9c40-1f8a-4d63-b5e7-0c9a2d4f6e18",
+         *       "focalX": 0.5,
+         *       "focalY": 0.35,
+         *       "deletedAt": null,
+         *       "createdAt": "2026-03-10T14:22:05.000Z",
+         *       "updatedAt": "2026-03-10T14:22:05.000Z",
+         *       "folder": {
+         *         "id": "7b2e9c40-1f8a-4d63-b5e7-0c9a2d4f6e18",
+         *         "name": "Landscapes"
+         *       },
+         *       "references": {
+         *         "contents": 2,
+         *         "siteBlocks": 1
+         *       }
+         *     }
+         */
         MediaFileDetail: {
             /** Format: uuid */
             id: string;
@@ -5507,7 +5929,36 @@ export interface components {
             /** @description The content's title or the site block's name */
             title: string;
         };
-        /** ApiToken */
+        /**
+         * ApiToken
+         * @example {
+         *       "id": "a4c81f3e-0d27-4b59-9e6a-5f12c8b7d3e0",
+         *       "name": "Website build",
+         *       "description": "Reads published contents for the static site",
+         *       "kind": "delivery",
+         *       "scopes": [
+         *         "contents.view",
+         *         "categories.view",
+         *         "tags.view"
+         *       ],
+         *       "effectiveScopes": [
+         *         "contents.view",
+         *         "categories.view",
+         *         "tags.view"
+         *       ],
+         *       "user": {
+         *         "id": "3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53",
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "tokenPrefix": "cairn_a4c81f3e",
+         *       "status": "active",
+         *       "lastUsedAt": "2026-03-21T07:58:00.000Z",
+         *       "expiresAt": null,
+         *       "revokedAt": null,
+         *       "createdAt": "2026-01-12T11:25:00.000Z",
+         *       "updatedAt": "2026-01-12T11:25:00.000Z"
+         *     }
+         */
         ApiToken: {
             /** Format: uuid */
             id: string;
@@ -5553,7 +6004,37 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** ApiTokenWithValue */
+        /**
+         * ApiTokenWithValue
+         * @example {
+         *       "id": "a4c81f3e-0d27-4b59-9e6a-5f12c8b7d3e0",
+         *       "name": "Website build",
+         *       "description": "Reads published contents for the static site",
+         *       "kind": "delivery",
+         *       "scopes": [
+         *         "contents.view",
+         *         "categories.view",
+         *         "tags.view"
+         *       ],
+         *       "effectiveScopes": [
+         *         "contents.view",
+         *         "categories.view",
+         *         "tags.view"
+         *       ],
+         *       "user": {
+         *         "id": "3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53",
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "tokenPrefix": "cairn_a4c81f3e",
+         *       "status": "active",
+         *       "lastUsedAt": null,
+         *       "expiresAt": null,
+         *       "revokedAt": null,
+         *       "createdAt": "2026-01-12T11:25:00.000Z",
+         *       "updatedAt": "2026-01-12T11:25:00.000Z",
+         *       "token": "cairn_a4c81f3e0d274b599e6a5f12c8b7d3e0_q8Zt3kV0yN1mR6wB2xJ5hL9pC4sD7fG0aE3uT8iO1nM"
+         *     }
+         */
         ApiTokenWithValue: {
             /** Format: uuid */
             id: string;
@@ -5930,7 +6411,23 @@ export interface components {
                 count: number;
             }[];
         };
-        /** AnalyticsSettings */
+        /**
+         * AnalyticsSettings
+         * @example {
+         *       "trackingEnabled": true,
+         *       "rawRetentionDays": 90,
+         *       "aggregateRetentionDays": 730,
+         *       "excludedPaths": [
+         *         "/admin/**",
+         *         "/preview/*"
+         *       ],
+         *       "excludedIps": [
+         *         "203.0.113.0/24",
+         *         "2001:db8::/32"
+         *       ],
+         *       "snippet": "<script defer src=\"https://cms.example.com/v1/public/analytics/script.js\" data-site-key=\"pk_4f9a2c7e1b8d3f60\"></script>"
+         *     }
+         */
         AnalyticsSettings: {
             trackingEnabled: boolean;
             /** @description Days raw events and sessions are kept */
@@ -5943,6 +6440,1648 @@ export interface components {
             excludedIps: string[];
             /** @description The script tag to paste into every page (read-only) */
             snippet: string;
+        };
+        /** HealthResponse */
+        HealthResponse: {
+            /** @enum {string} */
+            status?: "ok" | "degraded" | "error";
+            /** @description `sqlite` or `postgres` when it answers, else `unreachable` */
+            database?: string;
+            /** @description Where rate-limit counters live now: in Redis, or in this process while Redis is unreachable (or not configured). */
+            rateLimit?: {
+                /** @enum {string} */
+                store?: "redis" | "memory";
+                /** @enum {string} */
+                redis?: "ok" | "unreachable" | "not configured";
+            };
+        };
+        /** ListSitesResponse */
+        ListSitesResponse: {
+            data: components["schemas"]["Site"][];
+        };
+        /** SiteInfoResponse */
+        SiteInfoResponse: {
+            data: components["schemas"]["SiteInfo"];
+        };
+        /** UpdateSiteSettingsRequest */
+        UpdateSiteSettingsRequest: {
+            name?: string;
+            /** @description Host name, optionally with a port */
+            domain?: string;
+            description?: string | null;
+            /** Format: http-url */
+            logoUrl?: string | null;
+            /** Format: http-url */
+            faviconUrl?: string | null;
+            /** @description IANA timezone identifier */
+            timezone?: string;
+            isActive?: boolean;
+            showBranding?: boolean;
+            /** Format: http-url */
+            previewUrl?: string | null;
+        };
+        /** ListTimezonesResponse */
+        ListTimezonesResponse: {
+            data: string[];
+        };
+        /** ListLocalesResponse */
+        ListLocalesResponse: {
+            data: {
+                code: string;
+                label: string;
+                flag: string;
+                direction: "ltr" | "rtl";
+            }[];
+        };
+        /** UpdateLanguageSettingsRequest */
+        UpdateLanguageSettingsRequest: {
+            defaultLocale: string;
+            multiLanguageEnabled: boolean;
+            enabledLocales: string[];
+        };
+        /** LocaleDetectionResponse */
+        LocaleDetectionResponse: {
+            data: components["schemas"]["LocaleDetection"];
+        };
+        /** UpdateLocaleDetectionRequest */
+        UpdateLocaleDetectionRequest: {
+            detectionEnabled: boolean;
+            detectionOrder: ("cookie" | "browser" | "geo")[];
+            cookieName: string;
+            /** @description Days */
+            cookieMaxAge: number;
+            redirectToDefault?: boolean;
+            hideDefaultLocale?: boolean;
+        };
+        /** GetNotificationSettingsResponse */
+        GetNotificationSettingsResponse: {
+            data: {
+                formSubmission: boolean;
+                newReview: boolean;
+                reviewApproved: boolean;
+                contentPublished: boolean;
+                recipientEmails: string[];
+            };
+        };
+        /** UpdateNotificationSettingsRequest */
+        UpdateNotificationSettingsRequest: {
+            formSubmission?: boolean;
+            newReview?: boolean;
+            reviewApproved?: boolean;
+            contentPublished?: boolean;
+            recipientEmails?: string[];
+        };
+        /** UpdateNotificationSettingsResponse */
+        UpdateNotificationSettingsResponse: {
+            data: {
+                formSubmission: boolean;
+                newReview: boolean;
+                reviewApproved: boolean;
+                contentPublished: boolean;
+                recipientEmails: string[];
+            };
+        };
+        /** CategoryPage */
+        CategoryPage: {
+            data: components["schemas"]["Category"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateCategoryRequest
+         * @example {
+         *       "name": "News",
+         *       "description": "Announcements from the team",
+         *       "sitemapPriority": 0.6,
+         *       "sitemapChangefreq": "weekly"
+         *     }
+         */
+        CreateCategoryRequest: {
+            name: string;
+            /** @description Generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+            /**
+             * Format: url-or-path
+             * @description Image URL: http(s), or a path on the site
+             */
+            image?: string | null;
+            parentId?: number | null;
+            sitemapPriority?: number | null;
+            sitemapChangefreq?: ("always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never") | null;
+            contentMode?: "standard" | "structured";
+            /** @description Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
+            /** @description `inherit` takes the field schema of the nearest ancestor that has its own */
+            schemaSource?: "own" | "inherit";
+            /** @description The record's locale (default: the site's default locale) */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** CategoryResponse */
+        CategoryResponse: {
+            data: components["schemas"]["Category"];
+        };
+        /** GetCategoryTreeResponse */
+        GetCategoryTreeResponse: {
+            data: components["schemas"]["CategoryTreeNode"][];
+        };
+        /** UpdateCategoryRequest */
+        UpdateCategoryRequest: {
+            name?: string;
+            /** @description Generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+            /**
+             * Format: url-or-path
+             * @description Image URL: http(s), or a path on the site
+             */
+            image?: string | null;
+            parentId?: number | null;
+            sitemapPriority?: number | null;
+            sitemapChangefreq?: ("always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never") | null;
+            contentMode?: "standard" | "structured";
+            /** @description Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
+            /** @description `inherit` takes the field schema of the nearest ancestor that has its own */
+            schemaSource?: "own" | "inherit";
+        };
+        /** Message */
+        Message: {
+            message: string;
+        };
+        /** TranslationStatusResponse */
+        TranslationStatusResponse: {
+            data: {
+                [key: string]: {
+                    status: "complete" | "missing" | "partial";
+                };
+            };
+        };
+        /** CopyToLocaleRequest */
+        CopyToLocaleRequest: {
+            /** @description BCP 47 language tag */
+            targetLocale?: string;
+            /** @description BCP 47 language tag */
+            locale?: string;
+        };
+        /** TagPage */
+        TagPage: {
+            data: components["schemas"]["Tag"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateTagRequest
+         * @example {
+         *       "name": "Hiking",
+         *       "description": "Trails, huts and the gear to get there"
+         *     }
+         */
+        CreateTagRequest: {
+            name: string;
+            /** @description Lower-case letters, digits and hyphens; generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+            /** @description The record's locale (default: the site's default locale) */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** TagResponse */
+        TagResponse: {
+            data: components["schemas"]["Tag"];
+        };
+        /** UpdateTagRequest */
+        UpdateTagRequest: {
+            name?: string;
+            /** @description Lower-case letters, digits and hyphens; generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+        };
+        /** VariablePage */
+        VariablePage: {
+            data: components["schemas"]["Variable"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CreateVariableRequest */
+        CreateVariableRequest: {
+            /** @description A letter, then letters, digits, `_`, `.` or `-`; unique per site and locale; cannot be changed after creation (422 `KEY_IMMUTABLE`) */
+            key: string;
+            label: string;
+            /** @description 1-100000 characters. With `type: calendar`, `value` is a JSON string holding a list of at most 1000 entries `{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: `date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), `color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`. */
+            value: string;
+            /** @description `text`: a plain string; `calendar`: a JSON list of dated entries (see `value`) */
+            type?: "text" | "calendar";
+            description?: string | null;
+            /** @description The record's locale (default: the site's default locale) */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** VariableResponse */
+        VariableResponse: {
+            data: components["schemas"]["Variable"];
+        };
+        /** UpdateVariableRequest */
+        UpdateVariableRequest: {
+            /** @description A letter, then letters, digits, `_`, `.` or `-`; unique per site and locale; cannot be changed after creation (422 `KEY_IMMUTABLE`) */
+            key?: string;
+            label?: string;
+            /** @description 1-100000 characters. With `type: calendar`, `value` is a JSON string holding a list of at most 1000 entries `{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: `date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), `color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`. */
+            value?: string;
+            /** @description `text`: a plain string; `calendar`: a JSON list of dated entries (see `value`) */
+            type?: "text" | "calendar";
+            description?: string | null;
+        };
+        /** SingleTypeSummaryPage */
+        SingleTypeSummaryPage: {
+            data: components["schemas"]["SingleTypeSummary"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CreateSingleTypeRequest */
+        CreateSingleTypeRequest: {
+            /** @description Lower-case letters, digits and hyphens; permanent */
+            slug: string;
+            name: string;
+            description?: string | null;
+            /** @description Required unless `body` or `bodyMarkdown` is given (then it defaults to `{}`) */
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
+            /** @description Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both */
+            body?: unknown;
+            /** @description Rich-text body as markdown (CommonMark, GFM tables, strikethrough); converted to `body` on save */
+            bodyMarkdown?: string | null;
+            meta?: {
+                metaTitle?: string | null;
+                metaDescription?: string | null;
+            };
+            /** @description BCP 47 language tag */
+            locale?: string;
+        };
+        /** SingleTypeResponse */
+        SingleTypeResponse: {
+            data: components["schemas"]["SingleType"];
+        };
+        /** UpdateSingleTypeRequest */
+        UpdateSingleTypeRequest: {
+            /** @description Permanent: accepted only when equal to the current slug */
+            slug?: string;
+            name?: string;
+            description?: string | null;
+            /** @description Replaces the whole data object */
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
+            /** @description Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both */
+            body?: unknown;
+            /** @description Rich-text body as markdown (CommonMark, GFM tables, strikethrough); converted to `body` on save */
+            bodyMarkdown?: string | null;
+            /** @description Merged: only the keys sent change */
+            meta?: {
+                metaTitle?: string | null;
+                metaDescription?: string | null;
+            };
+        };
+        /** ContentSummaryPage */
+        ContentSummaryPage: {
+            data: components["schemas"]["ContentSummary"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateContentRequest
+         * @example {
+         *       "type": "post",
+         *       "title": "Hello world",
+         *       "excerpt": "The first post on the new site.",
+         *       "bodyMarkdown": "Welcome to the **new** site.",
+         *       "status": "draft",
+         *       "categoryIds": [
+         *         3
+         *       ],
+         *       "tagIds": [
+         *         7
+         *       ],
+         *       "metaTitle": "Hello world | Example"
+         *     }
+         */
+        CreateContentRequest: {
+            /** @enum {string} */
+            type: "post";
+            title: string;
+            /** @description Generated from the title when omitted (G17) */
+            slug?: string;
+            excerpt?: string | null;
+            /** Format: url-or-path */
+            featuredImageUrl?: string | null;
+            featuredImageAlt?: string | null;
+            metaTitle?: string | null;
+            metaDescription?: string | null;
+            /** @description Comma-separated keywords */
+            metaKeywords?: string | null;
+            /** Format: http-url */
+            canonicalUrl?: string | null;
+            /** Format: url-or-path */
+            ogImage?: string | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            customData?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description FAQ and Article JSON-LD settings */
+            structuredData?: {
+                /** @description Questions and answers: a FAQPage JSON-LD block */
+                faq?: {
+                    question: string;
+                    answer: string;
+                }[];
+                article?: {
+                    /** @description Emit an Article JSON-LD block */
+                    enabled: boolean;
+                    type?: "Article" | "BlogPosting" | "NewsArticle";
+                };
+            } | null;
+            body?: {
+                [key: string]: unknown;
+            } | null;
+            bodyMarkdown?: string | null;
+            status?: "draft" | "scheduled" | "published" | "archived";
+            /**
+             * Format: date-time
+             * @description ISO 8601 with offset; required and in the future when status is scheduled
+             */
+            scheduledAt?: string | null;
+            categoryIds?: (number | string)[];
+            tagIds?: (number | string)[];
+            /** @description BCP 47 language tag */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** ContentResponse */
+        ContentResponse: {
+            data: components["schemas"]["Content"];
+        };
+        /** ContentSearchResultPage */
+        ContentSearchResultPage: {
+            data: components["schemas"]["ContentSearchResult"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** BulkPublishContentsRequest */
+        BulkPublishContentsRequest: {
+            /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
+            ids: (number | string)[];
+        };
+        /** BulkPublishContentsResponse */
+        BulkPublishContentsResponse: {
+            published: number;
+        };
+        /** BulkArchiveContentsRequest */
+        BulkArchiveContentsRequest: {
+            /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
+            ids: (number | string)[];
+        };
+        /** BulkArchiveContentsResponse */
+        BulkArchiveContentsResponse: {
+            archived: number;
+        };
+        /** BulkDeleteContentsRequest */
+        BulkDeleteContentsRequest: {
+            /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
+            ids: (number | string)[];
+        };
+        /** BulkDeleteContentsResponse */
+        BulkDeleteContentsResponse: {
+            deleted: number;
+        };
+        /** UpdateContentRequest */
+        UpdateContentRequest: {
+            /** @enum {string} */
+            type?: "post";
+            title?: string;
+            /** @description Generated from the title when omitted (G17) */
+            slug?: string;
+            excerpt?: string | null;
+            /** Format: url-or-path */
+            featuredImageUrl?: string | null;
+            featuredImageAlt?: string | null;
+            metaTitle?: string | null;
+            metaDescription?: string | null;
+            /** @description Comma-separated keywords */
+            metaKeywords?: string | null;
+            /** Format: http-url */
+            canonicalUrl?: string | null;
+            /** Format: url-or-path */
+            ogImage?: string | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            customData?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description FAQ and Article JSON-LD settings */
+            structuredData?: {
+                /** @description Questions and answers: a FAQPage JSON-LD block */
+                faq?: {
+                    question: string;
+                    answer: string;
+                }[];
+                article?: {
+                    /** @description Emit an Article JSON-LD block */
+                    enabled: boolean;
+                    type?: "Article" | "BlogPosting" | "NewsArticle";
+                };
+            } | null;
+            body?: {
+                [key: string]: unknown;
+            } | null;
+            bodyMarkdown?: string | null;
+            status?: "draft" | "scheduled" | "published" | "archived";
+            /**
+             * Format: date-time
+             * @description ISO 8601 with offset; required and in the future when status is scheduled
+             */
+            scheduledAt?: string | null;
+            categoryIds?: (number | string)[];
+            tagIds?: (number | string)[];
+        };
+        /** ListContentRevisionsResponse */
+        ListContentRevisionsResponse: {
+            data: components["schemas"]["ContentRevisionSummary"][];
+            meta: {
+                total: number;
+                perPage: number;
+                currentPage: number;
+                lastPage: number;
+            };
+        };
+        /** ContentRevisionResponse */
+        ContentRevisionResponse: {
+            data: components["schemas"]["ContentRevision"];
+        };
+        /** ListWebhookEventsResponse */
+        ListWebhookEventsResponse: {
+            data: {
+                /** @description The event type */
+                type: string;
+                description: string;
+                /** @description JSON Schema of `data` */
+                dataSchema: {
+                    [key: string]: unknown;
+                };
+                /** @description The exact JSON body that was (or will be) POSTed */
+                example: {
+                    /** @description The event type, e.g. content.published */
+                    type: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (ISO 8601 UTC)
+                     */
+                    timestamp: string;
+                    /** @description The event data; its shape per type is in GET /webhooks/events */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            }[];
+        };
+        /** WebhookPage */
+        WebhookPage: {
+            data: components["schemas"]["Webhook"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CreateWebhookRequest */
+        CreateWebhookRequest: {
+            /** @description http(s) URL that resolves to public addresses */
+            url: string;
+            description?: string | null;
+            events: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
+            /** @default true */
+            isActive?: boolean;
+        };
+        /** WebhookWithSecretResponse */
+        WebhookWithSecretResponse: {
+            data: components["schemas"]["WebhookWithSecret"];
+        };
+        /** WebhookResponse */
+        WebhookResponse: {
+            data: components["schemas"]["Webhook"];
+        };
+        /** UpdateWebhookRequest */
+        UpdateWebhookRequest: {
+            /** @description http(s) URL that resolves to public addresses */
+            url?: string;
+            description?: string | null;
+            events?: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
+            /** @description `true` re-enables a disabled webhook and resets its failure counter */
+            isActive?: boolean;
+        };
+        /** WebhookDeliveryResponse */
+        WebhookDeliveryResponse: {
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        /** WebhookDeliveryPage */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** RedirectPage */
+        RedirectPage: {
+            data: components["schemas"]["Redirect"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateRedirectRequest
+         * @example {
+         *       "sourcePath": "/blog/old-post",
+         *       "targetUrl": "/news/new-post",
+         *       "statusCode": 301,
+         *       "note": "Moved when the blog became news"
+         *     }
+         */
+        CreateRedirectRequest: {
+            /** @description A path on the site (`/old-page`; query string and trailing slash ignored), or an RE2 pattern when isRegex */
+            sourcePath: string;
+            /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
+            targetUrl: string;
+            /** @description 301 (default), 302, 307 or 308 */
+            statusCode?: 301 | 302 | 307 | 308;
+            /** @description The source is an RE2 regular expression matched against the path (default false) */
+            isRegex?: boolean;
+            /** @description Active rules redirect (default true) */
+            isActive?: boolean;
+            /** @description Append the request's query string to the target (default false) */
+            preserveQueryString?: boolean;
+            note?: string | null;
+        };
+        /** RedirectResponse */
+        RedirectResponse: {
+            data: components["schemas"]["Redirect"];
+        };
+        /** RedirectResolutionResponse */
+        RedirectResolutionResponse: {
+            data: components["schemas"]["RedirectResolution"];
+        };
+        /** ImportRedirectsRequest */
+        ImportRedirectsRequest: {
+            entries: unknown[];
+        };
+        /** BulkDeleteRedirectsRequest */
+        BulkDeleteRedirectsRequest: {
+            /** @description 1-50 ids; others sites’ and unknown ids are skipped */
+            ids: number[];
+        };
+        /** BulkDeleteRedirectsResponse */
+        BulkDeleteRedirectsResponse: {
+            deleted: number;
+        };
+        /** RedirectSettingsResponse */
+        RedirectSettingsResponse: {
+            data: components["schemas"]["RedirectSettings"];
+        };
+        /** UpdateRedirectSettingsRequest */
+        UpdateRedirectSettingsRequest: {
+            logRetentionDays?: number;
+            anonymizeIp?: boolean;
+            redirectOnSlugChange?: boolean;
+        };
+        /** RedirectNotFoundEntryPage */
+        RedirectNotFoundEntryPage: {
+            data: components["schemas"]["RedirectNotFoundEntry"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** RedirectNotFoundEntryRequest */
+        RedirectNotFoundEntryRequest: {
+            /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
+            targetUrl: string;
+            /** @description 301 (default), 302, 307 or 308 */
+            statusCode?: 301 | 302 | 307 | 308;
+            /** @description Append the request's query string to the target (default false) */
+            preserveQueryString?: boolean;
+            note?: string | null;
+        };
+        /** UpdateRedirectRequest */
+        UpdateRedirectRequest: {
+            /** @description A path on the site (`/old-page`; query string and trailing slash ignored), or an RE2 pattern when isRegex */
+            sourcePath?: string;
+            /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
+            targetUrl?: string;
+            /** @description 301 (default), 302, 307 or 308 */
+            statusCode?: 301 | 302 | 307 | 308;
+            /** @description The source is an RE2 regular expression matched against the path (default false) */
+            isRegex?: boolean;
+            /** @description Active rules redirect (default true) */
+            isActive?: boolean;
+            /** @description Append the request's query string to the target (default false) */
+            preserveQueryString?: boolean;
+            note?: string | null;
+        };
+        /** RedirectLogPage */
+        RedirectLogPage: {
+            data: components["schemas"]["RedirectLog"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** UpdateSeoSettingsRequest */
+        UpdateSeoSettingsRequest: {
+            /** @description robots.txt groups, in order */
+            robotsRules?: {
+                /** @description A crawler name, or `*` */
+                userAgent: string;
+                rules: {
+                    /** @description A path starting with / (`*` and `$` as crawlers read them); empty allows or disallows nothing */
+                    path: string;
+                    allow: boolean;
+                }[];
+            }[];
+            /** @description Add a `Sitemap:` line to robots.txt (default true) */
+            robotsSitemapLink?: boolean;
+            /** @description `allow` (default): no rules of its own; `block-training`: disallow the crawlers that collect training data (GPTBot, Google-Extended, CCBot, ...) but not AI search and assistants fetching a page for a user; `block-all`: disallow every known AI crawler */
+            aiCrawlers?: "allow" | "block-training" | "block-all";
+            /** @description 0 to 1 */
+            defaultPriority?: number;
+            /** @description always, hourly, daily, weekly, monthly, yearly or never */
+            defaultChangefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
+            /** @description Published contents are in the sitemap (default true) */
+            includeContentsInSitemap?: boolean;
+            /** @description Path prefix per content type (`{ "post": "news" }`), taking the place of blogPrefix for that type */
+            contentPathPrefixes?: {
+                [key: string]: string;
+            };
+            /** @description Sitemap priority per content type */
+            contentTypePriorities?: {
+                [key: string]: number;
+            };
+            /** @description `flat`: /{blogPrefix}/{slug}; `nested`: /{blogPrefix}/{category path}/{slug} (the first category of the content, with its parents) */
+            blogUrlMode?: "flat" | "nested";
+            /** @description Path segment(s) before a post, e.g. `blog`; null for none */
+            blogPrefix?: string | null;
+            /** @description 8-64 letters, digits or hyphens */
+            indexNowKey?: string | null;
+            /** @description Submit published URLs to IndexNow (needs indexNowKey) */
+            indexNowEnabled?: boolean;
+            /** @description Submit URLs to a connected search console */
+            searchIndexingEnabled?: boolean;
+            /** @description Serve llms.txt, llms-full.txt and markdown (default false: 404) */
+            llmsTxtEnabled?: boolean;
+            /** @description The `>` summary of llms.txt */
+            llmsSiteDescription?: string | null;
+            /** @description Serve sitemap.xml as a sitemap index even under 50,000 URLs */
+            sitemapIndexEnabled?: boolean;
+        };
+        /** TestIndexNowResponse */
+        TestIndexNowResponse: {
+            status: string;
+            url: string;
+            responseCode: number | null;
+        };
+        /** IndexNowLogPage */
+        IndexNowLogPage: {
+            data: components["schemas"]["IndexNowLog"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** SearchIndexingLogPage */
+        SearchIndexingLogPage: {
+            data: components["schemas"]["SearchIndexingLog"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** SitemapEntryPage */
+        SitemapEntryPage: {
+            data: components["schemas"]["SitemapEntry"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CreateSitemapEntryRequest */
+        CreateSitemapEntryRequest: {
+            /**
+             * Format: url-or-path
+             * @description A path on the site (`/about`) or an absolute http(s) URL
+             */
+            url: string;
+            /** @description The URL is on another host (listed as it is; default false) */
+            isExternal?: boolean;
+            /** @description 0 to 1 */
+            priority?: number;
+            /** @description always, hourly, daily, weekly, monthly, yearly or never */
+            changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
+            /** Format: date-time */
+            lastModified?: string | null;
+            title?: string | null;
+        };
+        /** ImportSitemapEntriesRequest */
+        ImportSitemapEntriesRequest: {
+            entries: unknown[];
+        };
+        /** UpdateSitemapEntryRequest */
+        UpdateSitemapEntryRequest: {
+            /**
+             * Format: url-or-path
+             * @description A path on the site (`/about`) or an absolute http(s) URL
+             */
+            url?: string;
+            /** @description The URL is on another host (listed as it is; default false) */
+            isExternal?: boolean;
+            /** @description 0 to 1 */
+            priority?: number;
+            /** @description always, hourly, daily, weekly, monthly, yearly or never */
+            changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
+            /** Format: date-time */
+            lastModified?: string | null;
+            title?: string | null;
+        };
+        /** ListSitemapRulesResponse */
+        ListSitemapRulesResponse: {
+            data: components["schemas"]["SitemapRule"][];
+        };
+        /** CreateSitemapRuleRequest */
+        CreateSitemapRuleRequest: {
+            /** @description What the rule matches: a content type, a category slug, a tag slug, or a path pattern (`*` any characters, `?` one) */
+            sourceType: "content_type" | "category" | "tag" | "path_pattern";
+            sourceValue: string;
+            /** @description 0 to 1 */
+            priority: number;
+            /** @description always, hourly, daily, weekly, monthly, yearly or never */
+            changefreq: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
+            /** @description Rules are tried in this order, lowest first (then by id); the first match wins */
+            ruleOrder?: number;
+            isActive?: boolean;
+        };
+        /** SitemapRuleResponse */
+        SitemapRuleResponse: {
+            data: components["schemas"]["SitemapRule"];
+        };
+        /** UpdateSitemapRuleRequest */
+        UpdateSitemapRuleRequest: {
+            /** @description What the rule matches: a content type, a category slug, a tag slug, or a path pattern (`*` any characters, `?` one) */
+            sourceType?: "content_type" | "category" | "tag" | "path_pattern";
+            sourceValue?: string;
+            /** @description 0 to 1 */
+            priority?: number;
+            /** @description always, hourly, daily, weekly, monthly, yearly or never */
+            changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
+            /** @description Rules are tried in this order, lowest first (then by id); the first match wins */
+            ruleOrder?: number;
+            isActive?: boolean;
+        };
+        /** ListSitemapSourcesResponse */
+        ListSitemapSourcesResponse: {
+            data: components["schemas"]["SitemapSource"][];
+        };
+        /** CreateSitemapSourceRequest */
+        CreateSitemapSourceRequest: {
+            name: string;
+            /**
+             * Format: http-url
+             * @description The absolute URL of another sitemap (or sitemap index)
+             */
+            url: string;
+            isActive?: boolean;
+        };
+        /** SitemapSourceResponse */
+        SitemapSourceResponse: {
+            data: components["schemas"]["SitemapSource"];
+        };
+        /** UpdateSitemapSourceRequest */
+        UpdateSitemapSourceRequest: {
+            name?: string;
+            /**
+             * Format: http-url
+             * @description The absolute URL of another sitemap (or sitemap index)
+             */
+            url?: string;
+            isActive?: boolean;
+        };
+        /** PreviewSitemapResponse */
+        PreviewSitemapResponse: {
+            data: components["schemas"]["SitemapPreviewEntry"][];
+        };
+        /** GetSitemapJsonResponse */
+        GetSitemapJsonResponse: {
+            data: {
+                url: string;
+                lastmod: string | null;
+                changefreq: string;
+                priority: number;
+            }[];
+        };
+        /** SiteBlockSummaryPage */
+        SiteBlockSummaryPage: {
+            data: components["schemas"]["SiteBlockSummary"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CreateSiteBlockRequest */
+        CreateSiteBlockRequest: {
+            name: string;
+            /** @description Lower-case letters, digits and hyphens; generated from the name when omitted; permanent */
+            slug?: string;
+            /**
+             * @description `global` or `page`
+             * @enum {string}
+             */
+            type: "global" | "page";
+            /** @description Required for page blocks; global blocks have none */
+            path?: string | null;
+            /** @description Field definitions: 17 types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (decisions B1); dataSource fields `{ name, type: "dataSource", label, source, filters?, limit? }` (B2) */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description The block's locale (default: the site's default locale) */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** SiteBlockResponse */
+        SiteBlockResponse: {
+            data: components["schemas"]["SiteBlock"];
+        };
+        /** SiteBlockSettingsResponse */
+        SiteBlockSettingsResponse: {
+            data: components["schemas"]["SiteBlockSettings"];
+        };
+        /** UpdateSiteBlockSettingsRequest */
+        UpdateSiteBlockSettingsRequest: {
+            stagedPublishing: boolean;
+        };
+        /** UpdateSiteBlockRequest */
+        UpdateSiteBlockRequest: {
+            name?: string;
+            /** @description Permanent: accepted only when equal to the current slug */
+            slug?: string;
+            /**
+             * @description A page block needs a path; a block that becomes global loses it
+             * @enum {string}
+             */
+            type?: "global" | "page";
+            /** @description A page block's path on the site, e.g. `/about` (starts with `/`; no query string; a trailing slash is dropped). Unique per locale */
+            path?: string | null;
+        };
+        /** UpdateSiteBlockSchemaRequest */
+        UpdateSiteBlockSchemaRequest: {
+            /** @description Field definitions: 17 types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (decisions B1); dataSource fields `{ name, type: "dataSource", label, source, filters?, limit? }` (B2) */
+            schema: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        /** UpdateSiteBlockDataRequest */
+        UpdateSiteBlockDataRequest: {
+            /** @description Only the fields that change: merged into the stored data (objects deeply, other values replaced); `null` clears a field */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** SiteBlockRevisionPage */
+        SiteBlockRevisionPage: {
+            data: components["schemas"]["SiteBlockRevision"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** FormPage */
+        FormPage: {
+            data: components["schemas"]["Form"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateFormRequest
+         * @example {
+         *       "name": "Contact",
+         *       "status": "active",
+         *       "schema": [
+         *         {
+         *           "name": "name",
+         *           "type": "text",
+         *           "label": "Your name",
+         *           "required": true
+         *         },
+         *         {
+         *           "name": "email",
+         *           "type": "email",
+         *           "label": "E-mail",
+         *           "required": true
+         *         },
+         *         {
+         *           "name": "message",
+         *           "type": "textarea",
+         *           "label": "Message",
+         *           "required": true,
+         *           "validation": {
+         *             "minLength": 10
+         *           }
+         *         }
+         *       ],
+         *       "notifications": {
+         *         "enabled": true,
+         *         "recipientEmails": [
+         *           "team@example.com"
+         *         ]
+         *       },
+         *       "successMessage": "Thank you, we will answer within two days."
+         *     }
+         */
+        CreateFormRequest: {
+            name: string;
+            /** @description Generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+            /**
+             * @description `draft` (default), `active` (accepts submissions), `closed` (answers 409 with `closedMessage`), `archived`
+             * @enum {string}
+             */
+            status?: "draft" | "active" | "closed" | "archived";
+            /** @description The form fields (at most 100): `[...]` or `{ fields: [...] }` */
+            schema: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description Form settings (decisions F5) */
+            settings?: {
+                /** @description The hidden field bots fill (default `_gotcha`); a submission that fills it is stored as spam */
+                honeypotField?: string;
+                /** @description A submission sooner than this after the form was fetched (its `fillToken`) is stored as spam (default 0: off) */
+                minFillSeconds?: number;
+                /** @description A multi-page layout: the fields of each page, in order */
+                pages?: {
+                    title?: string;
+                    fields: string[];
+                }[];
+            };
+            /** @description Notification settings of the form (decisions F5) */
+            notifications?: {
+                /** @description E-mail each accepted submission (default true; the site's `formSubmission` preference must be on too) */
+                enabled?: boolean;
+                /** @description This form's recipients instead of the site's `recipientEmails` */
+                recipientEmails?: string[];
+                subject?: string;
+            };
+            /** @description Check the honeypot field (default true) */
+            honeypotEnabled?: boolean;
+            /** @description Require the site's captcha (spam settings) on submissions (default false) */
+            captchaEnabled?: boolean;
+            successMessage?: string | null;
+            /**
+             * Format: url-or-path
+             * @description Where an HTML form post is sent after a submission (303)
+             */
+            redirectUrl?: string | null;
+            /** @description The submit button text */
+            submitLabel?: string | null;
+            /** @description What a closed form answers (409) */
+            closedMessage?: string | null;
+            /** @description The record's locale (default: the site's default locale) */
+            locale?: string;
+            /**
+             * Format: uuid
+             * @description Join an existing translation group
+             */
+            translationGroup?: string;
+        };
+        /** FormResponse */
+        FormResponse: {
+            data: components["schemas"]["Form"];
+        };
+        /** UpdateFormRequest */
+        UpdateFormRequest: {
+            name?: string;
+            /** @description Generated from the name when omitted */
+            slug?: string;
+            description?: string | null;
+            /**
+             * @description `draft` (default), `active` (accepts submissions), `closed` (answers 409 with `closedMessage`), `archived`
+             * @enum {string}
+             */
+            status?: "draft" | "active" | "closed" | "archived";
+            /** @description The form fields (at most 100): `[...]` or `{ fields: [...] }` */
+            schema?: {
+                [key: string]: unknown;
+            }[] | {
+                fields: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description Form settings (decisions F5) */
+            settings?: {
+                /** @description The hidden field bots fill (default `_gotcha`); a submission that fills it is stored as spam */
+                honeypotField?: string;
+                /** @description A submission sooner than this after the form was fetched (its `fillToken`) is stored as spam (default 0: off) */
+                minFillSeconds?: number;
+                /** @description A multi-page layout: the fields of each page, in order */
+                pages?: {
+                    title?: string;
+                    fields: string[];
+                }[];
+            };
+            /** @description Notification settings of the form (decisions F5) */
+            notifications?: {
+                /** @description E-mail each accepted submission (default true; the site's `formSubmission` preference must be on too) */
+                enabled?: boolean;
+                /** @description This form's recipients instead of the site's `recipientEmails` */
+                recipientEmails?: string[];
+                subject?: string;
+            };
+            /** @description Check the honeypot field (default true) */
+            honeypotEnabled?: boolean;
+            /** @description Require the site's captcha (spam settings) on submissions (default false) */
+            captchaEnabled?: boolean;
+            successMessage?: string | null;
+            /**
+             * Format: url-or-path
+             * @description Where an HTML form post is sent after a submission (303)
+             */
+            redirectUrl?: string | null;
+            /** @description The submit button text */
+            submitLabel?: string | null;
+            /** @description What a closed form answers (409) */
+            closedMessage?: string | null;
+        };
+        /** FormSubmissionPage */
+        FormSubmissionPage: {
+            data: components["schemas"]["FormSubmission"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** FormSubmissionResponse */
+        FormSubmissionResponse: {
+            data: components["schemas"]["FormSubmission"];
+        };
+        /** SetFormSubmissionStatusRequest */
+        SetFormSubmissionStatusRequest: {
+            /**
+             * @description `new` (or `unread`), `read`, `spam`, `archived`
+             * @enum {string}
+             */
+            status: "new" | "read" | "spam" | "archived" | "unread";
+        };
+        /** PublicFormResponse */
+        PublicFormResponse: {
+            data: components["schemas"]["PublicForm"];
+        };
+        /**
+         * SubmitFormRequest
+         * @description The values keyed by field name (the form's fields say what each must be)
+         * @example {
+         *       "name": "Grace Hopper",
+         *       "email": "grace@example.com",
+         *       "topic": "support",
+         *       "message": "The contact page shows an old address."
+         *     }
+         */
+        SubmitFormRequest: {
+            [key: string]: unknown;
+        };
+        /** SubmitFormResponse */
+        SubmitFormResponse: {
+            data: {
+                message: string;
+            };
+        };
+        /** SpamSettingsResponse */
+        SpamSettingsResponse: {
+            data: components["schemas"]["SpamSettings"];
+        };
+        /** UpdateSpamSettingsRequest */
+        UpdateSpamSettingsRequest: {
+            blockedWords?: string[];
+            blockedAddresses?: string[];
+            /**
+             * @description turnstile, hcaptcha or recaptcha
+             * @enum {string|null}
+             */
+            captchaProvider?: "turnstile" | "hcaptcha" | "recaptcha" | null;
+            captchaSiteKey?: string | null;
+            /** @description Write-only; stored encrypted */
+            captchaSecret?: string | null;
+            /** @description An http(s) URL that resolves to public addresses; null for the provider's */
+            captchaVerifyUrl?: string | null;
+        };
+        /** ListMediaFoldersResponse */
+        ListMediaFoldersResponse: {
+            data: components["schemas"]["MediaFolder"][];
+        };
+        /** CreateMediaFolderRequest */
+        CreateMediaFolderRequest: {
+            /** @description Unique within its parent, whatever the case */
+            name: string;
+            /**
+             * Format: uuid
+             * @description The parent folder; null for the top level
+             */
+            parentId?: string | null;
+        };
+        /** MediaFolderDetailResponse */
+        MediaFolderDetailResponse: {
+            data: components["schemas"]["MediaFolderDetail"];
+        };
+        /** GetMediaFolderTreeResponse */
+        GetMediaFolderTreeResponse: {
+            data: components["schemas"]["MediaFolderTreeNode"][];
+        };
+        /** MoveMediaToFolderRequest */
+        MoveMediaToFolderRequest: {
+            mediaIds: string[];
+            /**
+             * Format: uuid
+             * @description The parent folder; null for the top level
+             */
+            folderId: string | null;
+        };
+        /** MoveMediaToFolderResponse */
+        MoveMediaToFolderResponse: {
+            moved: number;
+        };
+        /** UpdateMediaFolderRequest */
+        UpdateMediaFolderRequest: {
+            /** @description Unique within its parent, whatever the case */
+            name?: string;
+            /**
+             * Format: uuid
+             * @description The parent folder; null for the top level
+             */
+            parentId?: string | null;
+        };
+        /** MoveMediaFolderRequest */
+        MoveMediaFolderRequest: {
+            /**
+             * Format: uuid
+             * @description The parent folder; null for the top level
+             */
+            parentId: string | null;
+        };
+        /** MediaFilePage */
+        MediaFilePage: {
+            data: components["schemas"]["MediaFile"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** EmptyMediaTrashResponse */
+        EmptyMediaTrashResponse: {
+            deleted: number;
+        };
+        /** MediaFileResponse */
+        MediaFileResponse: {
+            data: components["schemas"]["MediaFile"];
+        };
+        /** UploadMediaFromUrlRequest */
+        UploadMediaFromUrlRequest: {
+            /**
+             * Format: http-url
+             * @description Where the file is
+             */
+            url: string;
+            /** @description The file's name (default: the URL's last path segment) */
+            name?: string;
+            alt?: string;
+            title?: string;
+            /** Format: uuid */
+            folderId?: string;
+        };
+        /** MediaFileDetailResponse */
+        MediaFileDetailResponse: {
+            data: components["schemas"]["MediaFileDetail"];
+        };
+        /** UpdateMediaRequest */
+        UpdateMediaRequest: {
+            alt?: string | null;
+            title?: string | null;
+            description?: string | null;
+            /** @description Where crops centre, 0 (left) to 1 (right) */
+            focalX?: number | null;
+            /** @description 0 (top) to 1 (bottom) */
+            focalY?: number | null;
+        };
+        /** ListMediaReferencesResponse */
+        ListMediaReferencesResponse: {
+            data: components["schemas"]["MediaReference"][];
+        };
+        /** ApiTokenPage */
+        ApiTokenPage: {
+            data: components["schemas"]["ApiToken"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateApiTokenRequest
+         * @example {
+         *       "name": "Website build",
+         *       "description": "Reads published contents for the static site",
+         *       "kind": "delivery",
+         *       "scopes": [
+         *         "contents.view",
+         *         "categories.view",
+         *         "tags.view"
+         *       ]
+         *     }
+         */
+        CreateApiTokenRequest: {
+            name: string;
+            description?: string | null;
+            /** @description `delivery`: read-only, published records only, the content groups' `.view` scopes (decisions G13) */
+            kind?: "management" | "delivery";
+            /** @description Catalog scopes (GET /permissions); each must be held by the calling token and by the user's role */
+            scopes?: string[];
+            /** @description Instead of scopes: `read-only` = the caller's `.view` scopes, `full-access` = all the caller's scopes (each within the user's role) */
+            preset?: "read-only" | "full-access";
+            /**
+             * Format: date-time
+             * @description A future date-time (ISO 8601)
+             */
+            expiresAt?: string | null;
+            expiresInDays?: number | null;
+            /**
+             * Format: uuid
+             * @description The user the token acts as (default: the caller's user)
+             */
+            userId?: string;
+        };
+        /** ApiTokenWithValueResponse */
+        ApiTokenWithValueResponse: {
+            data: components["schemas"]["ApiTokenWithValue"];
+        };
+        /** ApiTokenResponse */
+        ApiTokenResponse: {
+            data: components["schemas"]["ApiToken"];
+        };
+        /** UpdateApiTokenRequest */
+        UpdateApiTokenRequest: {
+            name?: string;
+            description?: string | null;
+            /** @description Catalog scopes (GET /permissions); each must be held by the calling token and by the user's role */
+            scopes?: string[];
+            /**
+             * Format: date-time
+             * @description A future date-time (ISO 8601)
+             */
+            expiresAt?: string | null;
+        };
+        /** RegenerateApiTokenRequest */
+        RegenerateApiTokenRequest: {
+            /**
+             * Format: date-time
+             * @description A future date-time (ISO 8601)
+             */
+            expiresAt?: string | null;
+        };
+        /** UserPage */
+        UserPage: {
+            data: components["schemas"]["User"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * CreateUserRequest
+         * @example {
+         *       "fullName": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "roleId": "c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40"
+         *     }
+         */
+        CreateUserRequest: {
+            fullName: string;
+            /** Format: email */
+            email?: string | null;
+            /**
+             * Format: uuid
+             * @description Default: the author role. Setting it needs users.manage_roles (on create: for a role other than author)
+             */
+            roleId?: string;
+            isActive?: boolean;
+        };
+        /** UserResponse */
+        UserResponse: {
+            data: components["schemas"]["User"];
+        };
+        /** UpdateUserRequest */
+        UpdateUserRequest: {
+            fullName?: string;
+            /** Format: email */
+            email?: string | null;
+            /**
+             * Format: uuid
+             * @description Default: the author role. Setting it needs users.manage_roles (on create: for a role other than author)
+             */
+            roleId?: string;
+            isActive?: boolean;
+        };
+        /** ListPermissionsResponse */
+        ListPermissionsResponse: {
+            data: components["schemas"]["Permission"][];
+        };
+        /** ListRolesResponse */
+        ListRolesResponse: {
+            data: components["schemas"]["Role"][];
+        };
+        /** CreateRoleRequest */
+        CreateRoleRequest: {
+            /** @description Unique per site, ignoring case */
+            name: string;
+            description?: string | null;
+            /** @description Catalog scopes (GET /permissions lists them); an unknown one is a 422 on `scopes[i]`. Setting them needs `permissions.assign` */
+            scopes: string[];
+        };
+        /** RoleResponse */
+        RoleResponse: {
+            data: components["schemas"]["Role"];
+        };
+        /** UpdateRoleRequest */
+        UpdateRoleRequest: {
+            /** @description Unique per site, ignoring case */
+            name?: string;
+            description?: string | null;
+            /** @description Catalog scopes (GET /permissions lists them); an unknown one is a 422 on `scopes[i]`. Setting them needs `permissions.assign` */
+            scopes?: string[];
+        };
+        /** CookieConsentSettingsResponse */
+        CookieConsentSettingsResponse: {
+            data: components["schemas"]["CookieConsentSettings"];
+        };
+        /** UpdateCookieConsentSettingsRequest */
+        UpdateCookieConsentSettingsRequest: {
+            enabled?: boolean;
+            /**
+             * @description opt-in, opt-out, notice-only
+             * @enum {string}
+             */
+            mode?: "opt-in" | "opt-out" | "notice-only";
+            showRejectAll?: boolean;
+            /**
+             * @description bottom, top, center, bottom-left, bottom-right
+             * @enum {string}
+             */
+            position?: "bottom" | "top" | "center" | "bottom-left" | "bottom-right";
+            /**
+             * @description banner, modal, floating
+             * @enum {string}
+             */
+            layout?: "banner" | "modal" | "floating";
+            /**
+             * @description light, dark, auto
+             * @enum {string}
+             */
+            theme?: "light" | "dark" | "auto";
+            /** @description #rgb or #rrggbb */
+            primaryColor?: string;
+            /** @description px, 0-50 */
+            borderRadius?: number;
+            /** @description px, 11-17 */
+            fontSize?: number;
+            showSettingsButton?: boolean;
+            /** @description The banner library's `--cc-*` CSS variables; values without `;{}<>\`, `url(`, `expression(` or `@import` */
+            styleOverrides?: {
+                [key: string]: string;
+            };
+            texts?: {
+                title?: string;
+                description?: string;
+                acceptAll?: string;
+                rejectAll?: string;
+                customize?: string;
+                save?: string;
+                preferencesTitle?: string;
+                preferencesDescription?: string;
+            };
+            services?: {
+                /** @description a-z, 0-9, _ and -, starting with a letter, at most 50 */
+                key: string;
+                name: string;
+                /** @description A category key */
+                category: string;
+                description?: string | null;
+                cookies?: {
+                    name: string;
+                    duration: string;
+                    description?: string | null;
+                }[];
+            }[];
+            /** Format: url-or-path */
+            privacyPolicyUrl?: string | null;
+            /** Format: url-or-path */
+            cookiePolicyUrl?: string | null;
+            categories?: {
+                /** @description a-z, 0-9, _ and -, starting with a letter, at most 50 */
+                key: string;
+                label: string;
+                description?: string | null;
+                required?: boolean;
+                defaultEnabled?: boolean;
+            }[];
+            /** @description Per enabled locale: texts, category labels and service names */
+            translations?: {
+                [key: string]: {
+                    texts?: {
+                        title?: string;
+                        description?: string;
+                        acceptAll?: string;
+                        rejectAll?: string;
+                        customize?: string;
+                        save?: string;
+                        preferencesTitle?: string;
+                        preferencesDescription?: string;
+                    };
+                    categories?: {
+                        [key: string]: {
+                            label?: string;
+                            description?: string;
+                        };
+                    };
+                    services?: {
+                        [key: string]: {
+                            name?: string;
+                            description?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Days records are kept, 0-3650; 0 keeps them for ever */
+            logRetentionDays?: number;
+        };
+        /** CookieConsentRecordPage */
+        CookieConsentRecordPage: {
+            data: components["schemas"]["CookieConsentRecord"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** CookieConsentPublicConfigResponse */
+        CookieConsentPublicConfigResponse: {
+            data: components["schemas"]["CookieConsentPublicConfig"];
+        };
+        /** RecordCookieConsentRequest */
+        RecordCookieConsentRequest: {
+            /**
+             * Format: uuid
+             * @description The banner's consent id (UUID)
+             */
+            consentId: string;
+            /** @description The accepted category keys; unknown ones are dropped, required ones added */
+            categories: string[];
+            /** @description Accepted service keys per category */
+            services?: {
+                [key: string]: string[];
+            };
+            /** @description The settings revision the visitor saw */
+            revision: number;
+            locale?: string | null;
+            /** @description Stored without its query string and fragment, at most 2,048 characters */
+            pageUrl?: string | null;
+        };
+        /** CookieConsentReceiptResponse */
+        CookieConsentReceiptResponse: {
+            data: components["schemas"]["CookieConsentReceipt"];
+        };
+        /** SearchConnectionResponse */
+        SearchConnectionResponse: {
+            data: components["schemas"]["SearchConnection"];
+        };
+        /** ConnectSearchConsoleRequest */
+        ConnectSearchConsoleRequest: {
+            /** @description `sc-domain:example.com` or a URL-prefix property ending in `/` */
+            propertyUrl: string;
+            /** @description Write-only, stored encrypted. A key file's `token_uri` is ignored. */
+            credentials: {
+                /** @description `service_account` (the downloaded key JSON) or `refresh_token` ({ clientId, clientSecret, refreshToken }) */
+                type: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** SyncSearchConsoleResponse */
+        SyncSearchConsoleResponse: {
+            data: {
+                queued: boolean;
+            };
+        };
+        /** SearchOverviewResponse */
+        SearchOverviewResponse: {
+            data: components["schemas"]["SearchOverview"];
+        };
+        /** SearchQueryChangePage */
+        SearchQueryChangePage: {
+            data: components["schemas"]["SearchQueryChange"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** SearchPageChangePage */
+        SearchPageChangePage: {
+            data: components["schemas"]["SearchPageChange"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** SearchLinksResponse */
+        SearchLinksResponse: {
+            data: components["schemas"]["SearchLinks"];
+        };
+        /** AnalyticsSettingsResponse */
+        AnalyticsSettingsResponse: {
+            data: components["schemas"]["AnalyticsSettings"];
+        };
+        /**
+         * UpdateAnalyticsSettingsRequest
+         * @example {
+         *       "rawRetentionDays": 90,
+         *       "excludedPaths": [
+         *         "/admin/**",
+         *         "/preview/*"
+         *       ],
+         *       "excludedIps": [
+         *         "203.0.113.0/24"
+         *       ]
+         *     }
+         */
+        UpdateAnalyticsSettingsRequest: {
+            trackingEnabled?: boolean;
+            rawRetentionDays?: number;
+            aggregateRetentionDays?: number;
+            excludedPaths?: string[];
+            excludedIps?: string[];
+        };
+        /** ImportAnalyticsEventsRequest */
+        ImportAnalyticsEventsRequest: {
+            /** @description Events, each checked on its own (numbered errors) */
+            events: unknown[];
+        };
+        /** ImportAnalyticsEventsResponse */
+        ImportAnalyticsEventsResponse: {
+            imported: number;
+            /** @description Events whose id was already stored (or repeated in the request) */
+            skipped: number;
+            /** @description The first 1,000 errors */
+            errors: {
+                index: number;
+                field: string;
+                message: string;
+            }[];
+            errorCount: number;
+        };
+        /** CollectAnalyticsEventsRequest */
+        CollectAnalyticsEventsRequest: {
+            /**
+             * @description Payload version
+             * @enum {number}
+             */
+            v: 1;
+            /** @description The page URL all events of the batch happened on */
+            u: string;
+            /** @description document.referrer */
+            r?: string;
+            /** @description Screen width */
+            sw?: number;
+            /** @description Screen height */
+            sh?: number;
+            lang?: string;
+            /** @description 1: hash routing, the fragment is part of the path */
+            h?: number;
+            /** @description Client clock (epoch ms) when the batch was sent */
+            sentAt: number;
+            events: unknown[];
+        };
+        /** CollectAnalyticsEventsResponse */
+        CollectAnalyticsEventsResponse: {
+            /** @description Events queued for storage */
+            accepted: number;
+            /** @description Events dropped: wrong, from a bot, a foreign host, an excluded path or address, or with tracking off */
+            dropped: number;
         };
     };
     responses: never;
@@ -5968,19 +8107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status?: "ok" | "degraded" | "error";
-                        /** @description `sqlite` or `postgres` when it answers, else `unreachable` */
-                        database?: string;
-                        /** @description Where rate-limit counters live now: in Redis, or in this process while Redis is unreachable (or not configured). */
-                        rateLimit?: {
-                            /** @enum {string} */
-                            store?: "redis" | "memory";
-                            /** @enum {string} */
-                            redis?: "ok" | "unreachable" | "not configured";
-                        };
-                    };
+                    "application/json": components["schemas"]["HealthResponse"];
                 };
             };
             /** @description Default Response */
@@ -6021,9 +8148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Site"][];
-                    };
+                    "application/json": components["schemas"]["ListSitesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6070,9 +8195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteInfo"];
-                    };
+                    "application/json": components["schemas"]["SiteInfoResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6160,22 +8283,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description Host name, optionally with a port */
-                    domain?: string;
-                    description?: string | null;
-                    /** Format: http-url */
-                    logoUrl?: string | null;
-                    /** Format: http-url */
-                    faviconUrl?: string | null;
-                    /** @description IANA timezone identifier */
-                    timezone?: string;
-                    isActive?: boolean;
-                    showBranding?: boolean;
-                    /** Format: http-url */
-                    previewUrl?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateSiteSettingsRequest"];
             };
         };
         responses: {
@@ -6241,9 +8349,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: string[];
-                    };
+                    "application/json": components["schemas"]["ListTimezonesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6290,14 +8396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            code: string;
-                            label: string;
-                            flag: string;
-                            direction: "ltr" | "rtl";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ListLocalesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6385,11 +8484,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    defaultLocale: string;
-                    multiLanguageEnabled: boolean;
-                    enabledLocales: string[];
-                };
+                "application/json": components["schemas"]["UpdateLanguageSettingsRequest"];
             };
         };
         responses: {
@@ -6455,9 +8550,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["LocaleDetection"];
-                    };
+                    "application/json": components["schemas"]["LocaleDetectionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6498,15 +8591,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    detectionEnabled: boolean;
-                    detectionOrder: ("cookie" | "browser" | "geo")[];
-                    cookieName: string;
-                    /** @description Days */
-                    cookieMaxAge: number;
-                    redirectToDefault?: boolean;
-                    hideDefaultLocale?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateLocaleDetectionRequest"];
             };
         };
         responses: {
@@ -6516,9 +8601,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["LocaleDetection"];
-                    };
+                    "application/json": components["schemas"]["LocaleDetectionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6574,15 +8657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            formSubmission: boolean;
-                            newReview: boolean;
-                            reviewApproved: boolean;
-                            contentPublished: boolean;
-                            recipientEmails: string[];
-                        };
-                    };
+                    "application/json": components["schemas"]["GetNotificationSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6623,13 +8698,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    formSubmission?: boolean;
-                    newReview?: boolean;
-                    reviewApproved?: boolean;
-                    contentPublished?: boolean;
-                    recipientEmails?: string[];
-                };
+                "application/json": components["schemas"]["UpdateNotificationSettingsRequest"];
             };
         };
         responses: {
@@ -6639,15 +8708,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            formSubmission: boolean;
-                            newReview: boolean;
-                            reviewApproved: boolean;
-                            contentPublished: boolean;
-                            recipientEmails: string[];
-                        };
-                    };
+                    "application/json": components["schemas"]["UpdateNotificationSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6735,10 +8796,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Category"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["CategoryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6788,38 +8846,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description Generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                    /**
-                     * Format: url-or-path
-                     * @description Image URL: http(s), or a path on the site
-                     */
-                    image?: string | null;
-                    parentId?: number | null;
-                    sitemapPriority?: number | null;
-                    sitemapChangefreq?: ("always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never") | null;
-                    contentMode?: "standard" | "structured";
-                    /** @description Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    } | null;
-                    /** @description `inherit` takes the field schema of the nearest ancestor that has its own */
-                    schemaSource?: "own" | "inherit";
-                    /** @description The record's locale (default: the site's default locale) */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "News",
+                 *       "description": "Announcements from the team",
+                 *       "sitemapPriority": 0.6,
+                 *       "sitemapChangefreq": "weekly"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateCategoryRequest"];
             };
         };
         responses: {
@@ -6829,9 +8864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Category"];
-                    };
+                    "application/json": components["schemas"]["CategoryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -6899,9 +8932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CategoryTreeNode"][];
-                    };
+                    "application/json": components["schemas"]["GetCategoryTreeResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7025,31 +9056,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description Generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                    /**
-                     * Format: url-or-path
-                     * @description Image URL: http(s), or a path on the site
-                     */
-                    image?: string | null;
-                    parentId?: number | null;
-                    sitemapPriority?: number | null;
-                    sitemapChangefreq?: ("always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never") | null;
-                    contentMode?: "standard" | "structured";
-                    /** @description Field definitions `{ name, type, label, ... }`: 17 types, at most 250 per level and 5 levels */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    } | null;
-                    /** @description `inherit` takes the field schema of the nearest ancestor that has its own */
-                    schemaSource?: "own" | "inherit";
-                };
+                "application/json": components["schemas"]["UpdateCategoryRequest"];
             };
         };
         responses: {
@@ -7059,9 +9066,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Category"];
-                    };
+                    "application/json": components["schemas"]["CategoryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7128,9 +9133,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7197,13 +9200,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7264,12 +9261,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -7279,9 +9271,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Category"];
-                    };
+                    "application/json": components["schemas"]["CategoryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7381,10 +9371,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Tag"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["TagPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7434,19 +9421,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description Lower-case letters, digits and hyphens; generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                    /** @description The record's locale (default: the site's default locale) */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Hiking",
+                 *       "description": "Trails, huts and the gear to get there"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTagRequest"];
             };
         };
         responses: {
@@ -7456,9 +9437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Tag"];
-                    };
+                    "application/json": components["schemas"]["TagResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7525,9 +9504,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Tag"];
-                    };
+                    "application/json": components["schemas"]["TagResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7588,12 +9565,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description Lower-case letters, digits and hyphens; generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateTagRequest"];
             };
         };
         responses: {
@@ -7603,9 +9575,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Tag"];
-                    };
+                    "application/json": components["schemas"]["TagResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7672,9 +9642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7741,13 +9709,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7808,12 +9770,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -7823,9 +9780,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Tag"];
-                    };
+                    "application/json": components["schemas"]["TagResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7928,10 +9883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Variable"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["VariablePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -7981,23 +9933,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description A letter, then letters, digits, `_`, `.` or `-`; unique per site and locale; cannot be changed after creation (422 `KEY_IMMUTABLE`) */
-                    key: string;
-                    label: string;
-                    /** @description 1-100000 characters. With `type: calendar`, `value` is a JSON string holding a list of at most 1000 entries `{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: `date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), `color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`. */
-                    value: string;
-                    /** @description `text`: a plain string; `calendar`: a JSON list of dated entries (see `value`) */
-                    type?: "text" | "calendar";
-                    description?: string | null;
-                    /** @description The record's locale (default: the site's default locale) */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                "application/json": components["schemas"]["CreateVariableRequest"];
             };
         };
         responses: {
@@ -8007,9 +9943,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Variable"];
-                    };
+                    "application/json": components["schemas"]["VariableResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8076,9 +10010,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Variable"];
-                    };
+                    "application/json": components["schemas"]["VariableResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8139,16 +10071,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description A letter, then letters, digits, `_`, `.` or `-`; unique per site and locale; cannot be changed after creation (422 `KEY_IMMUTABLE`) */
-                    key?: string;
-                    label?: string;
-                    /** @description 1-100000 characters. With `type: calendar`, `value` is a JSON string holding a list of at most 1000 entries `{ "date": "YYYY-MM-DD", "endDate"?: "YYYY-MM-DD", "label": "...", "color"?: "#rgb" | "#rrggbb" }`: `date` a real calendar date (required), `endDate` on or after `date`, `label` 1-255 characters (required), `color` a hex color; no other keys. It is stored normalized (parsed and serialized again, keys in this order), so reads return compact JSON. An invalid value is a 422 `CALENDAR_INVALID` naming the path, e.g. `value[2].date`. */
-                    value?: string;
-                    /** @description `text`: a plain string; `calendar`: a JSON list of dated entries (see `value`) */
-                    type?: "text" | "calendar";
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateVariableRequest"];
             };
         };
         responses: {
@@ -8158,9 +10081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Variable"];
-                    };
+                    "application/json": components["schemas"]["VariableResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8227,9 +10148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8296,13 +10215,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8363,12 +10276,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -8378,9 +10286,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Variable"];
-                    };
+                    "application/json": components["schemas"]["VariableResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8471,10 +10377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SingleTypeSummary"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SingleTypeSummaryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8524,34 +10427,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Lower-case letters, digits and hyphens; permanent */
-                    slug: string;
-                    name: string;
-                    description?: string | null;
-                    /** @description Required unless `body` or `bodyMarkdown` is given (then it defaults to `{}`) */
-                    data?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    } | null;
-                    /** @description Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both */
-                    body?: unknown;
-                    /** @description Rich-text body as markdown (CommonMark, GFM tables, strikethrough); converted to `body` on save */
-                    bodyMarkdown?: string | null;
-                    meta?: {
-                        metaTitle?: string | null;
-                        metaDescription?: string | null;
-                    };
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CreateSingleTypeRequest"];
             };
         };
         responses: {
@@ -8561,9 +10437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SingleType"];
-                    };
+                    "application/json": components["schemas"]["SingleTypeResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8624,9 +10498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SingleType"];
-                    };
+                    "application/json": components["schemas"]["SingleTypeResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8690,33 +10562,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Permanent: accepted only when equal to the current slug */
-                    slug?: string;
-                    name?: string;
-                    description?: string | null;
-                    /** @description Replaces the whole data object */
-                    data?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Field definitions (17 types, at most 250 per level and 5 levels); `data` is validated against them */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    } | null;
-                    /** @description Rich-text body as ProseMirror (TipTap) document JSON `{ "type": "doc", "content": [...] }`; null for none. Send `body` or `bodyMarkdown`, not both */
-                    body?: unknown;
-                    /** @description Rich-text body as markdown (CommonMark, GFM tables, strikethrough); converted to `body` on save */
-                    bodyMarkdown?: string | null;
-                    /** @description Merged: only the keys sent change */
-                    meta?: {
-                        metaTitle?: string | null;
-                        metaDescription?: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["UpdateSingleTypeRequest"];
             };
         };
         responses: {
@@ -8726,9 +10572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SingleType"];
-                    };
+                    "application/json": components["schemas"]["SingleTypeResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8798,9 +10642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8908,10 +10750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ContentSummary"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["ContentSummaryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -8961,63 +10800,23 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    type: "post";
-                    title: string;
-                    /** @description Generated from the title when omitted (G17) */
-                    slug?: string;
-                    excerpt?: string | null;
-                    /** Format: url-or-path */
-                    featuredImageUrl?: string | null;
-                    featuredImageAlt?: string | null;
-                    metaTitle?: string | null;
-                    metaDescription?: string | null;
-                    /** @description Comma-separated keywords */
-                    metaKeywords?: string | null;
-                    /** Format: http-url */
-                    canonicalUrl?: string | null;
-                    /** Format: url-or-path */
-                    ogImage?: string | null;
-                    metadata?: {
-                        [key: string]: unknown;
-                    } | null;
-                    customData?: {
-                        [key: string]: unknown;
-                    } | null;
-                    /** @description FAQ and Article JSON-LD settings */
-                    structuredData?: {
-                        /** @description Questions and answers: a FAQPage JSON-LD block */
-                        faq?: {
-                            question: string;
-                            answer: string;
-                        }[];
-                        article?: {
-                            /** @description Emit an Article JSON-LD block */
-                            enabled: boolean;
-                            type?: "Article" | "BlogPosting" | "NewsArticle";
-                        };
-                    } | null;
-                    body?: {
-                        [key: string]: unknown;
-                    } | null;
-                    bodyMarkdown?: string | null;
-                    status?: "draft" | "scheduled" | "published" | "archived";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 with offset; required and in the future when status is scheduled
-                     */
-                    scheduledAt?: string | null;
-                    categoryIds?: (number | string)[];
-                    tagIds?: (number | string)[];
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                /**
+                 * @example {
+                 *       "type": "post",
+                 *       "title": "Hello world",
+                 *       "excerpt": "The first post on the new site.",
+                 *       "bodyMarkdown": "Welcome to the **new** site.",
+                 *       "status": "draft",
+                 *       "categoryIds": [
+                 *         3
+                 *       ],
+                 *       "tagIds": [
+                 *         7
+                 *       ],
+                 *       "metaTitle": "Hello world | Example"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateContentRequest"];
             };
         };
         responses: {
@@ -9027,9 +10826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9126,10 +10923,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ContentSearchResult"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["ContentSearchResultPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9179,10 +10973,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
-                    ids: (number | string)[];
-                };
+                "application/json": components["schemas"]["BulkPublishContentsRequest"];
             };
         };
         responses: {
@@ -9192,9 +10983,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        published: number;
-                    };
+                    "application/json": components["schemas"]["BulkPublishContentsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9244,10 +11033,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
-                    ids: (number | string)[];
-                };
+                "application/json": components["schemas"]["BulkArchiveContentsRequest"];
             };
         };
         responses: {
@@ -9257,9 +11043,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        archived: number;
-                    };
+                    "application/json": components["schemas"]["BulkArchiveContentsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9309,10 +11093,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 50 ids; duplicates count once; unknown ids are skipped (G16) */
-                    ids: (number | string)[];
-                };
+                "application/json": components["schemas"]["BulkDeleteContentsRequest"];
             };
         };
         responses: {
@@ -9322,9 +11103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        deleted: number;
-                    };
+                    "application/json": components["schemas"]["BulkDeleteContentsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9385,9 +11164,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9515,56 +11292,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    type?: "post";
-                    title?: string;
-                    /** @description Generated from the title when omitted (G17) */
-                    slug?: string;
-                    excerpt?: string | null;
-                    /** Format: url-or-path */
-                    featuredImageUrl?: string | null;
-                    featuredImageAlt?: string | null;
-                    metaTitle?: string | null;
-                    metaDescription?: string | null;
-                    /** @description Comma-separated keywords */
-                    metaKeywords?: string | null;
-                    /** Format: http-url */
-                    canonicalUrl?: string | null;
-                    /** Format: url-or-path */
-                    ogImage?: string | null;
-                    metadata?: {
-                        [key: string]: unknown;
-                    } | null;
-                    customData?: {
-                        [key: string]: unknown;
-                    } | null;
-                    /** @description FAQ and Article JSON-LD settings */
-                    structuredData?: {
-                        /** @description Questions and answers: a FAQPage JSON-LD block */
-                        faq?: {
-                            question: string;
-                            answer: string;
-                        }[];
-                        article?: {
-                            /** @description Emit an Article JSON-LD block */
-                            enabled: boolean;
-                            type?: "Article" | "BlogPosting" | "NewsArticle";
-                        };
-                    } | null;
-                    body?: {
-                        [key: string]: unknown;
-                    } | null;
-                    bodyMarkdown?: string | null;
-                    status?: "draft" | "scheduled" | "published" | "archived";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 with offset; required and in the future when status is scheduled
-                     */
-                    scheduledAt?: string | null;
-                    categoryIds?: (number | string)[];
-                    tagIds?: (number | string)[];
-                };
+                "application/json": components["schemas"]["UpdateContentRequest"];
             };
         };
         responses: {
@@ -9574,9 +11302,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9643,9 +11369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9712,9 +11436,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9781,9 +11503,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9855,15 +11575,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ContentRevisionSummary"][];
-                        meta: {
-                            total: number;
-                            perPage: number;
-                            currentPage: number;
-                            lastPage: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["ListContentRevisionsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -9931,9 +11643,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ContentRevision"];
-                    };
+                    "application/json": components["schemas"]["ContentRevisionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10001,9 +11711,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10070,13 +11778,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10137,12 +11839,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -10152,9 +11849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Content"];
-                    };
+                    "application/json": components["schemas"]["ContentResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10228,31 +11923,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description The event type */
-                            type: string;
-                            description: string;
-                            /** @description JSON Schema of `data` */
-                            dataSchema: {
-                                [key: string]: unknown;
-                            };
-                            /** @description The exact JSON body that was (or will be) POSTed */
-                            example: {
-                                /** @description The event type, e.g. content.published */
-                                type: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the event happened (ISO 8601 UTC)
-                                 */
-                                timestamp: string;
-                                /** @description The event data; its shape per type is in GET /webhooks/events */
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ListWebhookEventsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10315,10 +11986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["WebhookPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10368,14 +12036,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description http(s) URL that resolves to public addresses */
-                    url: string;
-                    description?: string | null;
-                    events: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
-                    /** @default true */
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["CreateWebhookRequest"];
             };
         };
         responses: {
@@ -10385,9 +12046,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookWithSecret"];
-                    };
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10445,9 +12104,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"];
-                    };
+                    "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10508,14 +12165,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description http(s) URL that resolves to public addresses */
-                    url?: string;
-                    description?: string | null;
-                    events?: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
-                    /** @description `true` re-enables a disabled webhook and resets its failure counter */
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
             };
         };
         responses: {
@@ -10525,9 +12175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"];
-                    };
+                    "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10594,9 +12242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10663,9 +12309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookWithSecret"];
-                    };
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10732,9 +12376,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookDelivery"];
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10816,10 +12458,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookDelivery"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10887,9 +12526,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookDelivery"];
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -10957,9 +12594,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookDelivery"];
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11058,10 +12693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["RedirectPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11111,21 +12743,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description A path on the site (`/old-page`; query string and trailing slash ignored), or an RE2 pattern when isRegex */
-                    sourcePath: string;
-                    /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
-                    targetUrl: string;
-                    /** @description 301 (default), 302, 307 or 308 */
-                    statusCode?: 301 | 302 | 307 | 308;
-                    /** @description The source is an RE2 regular expression matched against the path (default false) */
-                    isRegex?: boolean;
-                    /** @description Active rules redirect (default true) */
-                    isActive?: boolean;
-                    /** @description Append the request's query string to the target (default false) */
-                    preserveQueryString?: boolean;
-                    note?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "sourcePath": "/blog/old-post",
+                 *       "targetUrl": "/news/new-post",
+                 *       "statusCode": 301,
+                 *       "note": "Moved when the blog became news"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRedirectRequest"];
             };
         };
         responses: {
@@ -11135,9 +12761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11243,9 +12867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11319,9 +12941,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectResolution"];
-                    };
+                    "application/json": components["schemas"]["RedirectResolutionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11395,9 +13015,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectResolution"];
-                    };
+                    "application/json": components["schemas"]["RedirectResolutionResponse"];
                 };
             };
             /** @description Missing or unknown site key */
@@ -11506,9 +13124,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    entries: unknown[];
-                };
+                "application/json": components["schemas"]["ImportRedirectsRequest"];
             };
         };
         responses: {
@@ -11577,10 +13193,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1-50 ids; others sites’ and unknown ids are skipped */
-                    ids: number[];
-                };
+                "application/json": components["schemas"]["BulkDeleteRedirectsRequest"];
             };
         };
         responses: {
@@ -11590,9 +13203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        deleted: number;
-                    };
+                    "application/json": components["schemas"]["BulkDeleteRedirectsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11648,9 +13259,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectSettings"];
-                    };
+                    "application/json": components["schemas"]["RedirectSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11691,11 +13300,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    logRetentionDays?: number;
-                    anonymizeIp?: boolean;
-                    redirectOnSlugChange?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateRedirectSettingsRequest"];
             };
         };
         responses: {
@@ -11705,9 +13310,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectSettings"];
-                    };
+                    "application/json": components["schemas"]["RedirectSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11778,10 +13381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectNotFoundEntry"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["RedirectNotFoundEntryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11833,15 +13433,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
-                    targetUrl: string;
-                    /** @description 301 (default), 302, 307 or 308 */
-                    statusCode?: 301 | 302 | 307 | 308;
-                    /** @description Append the request's query string to the target (default false) */
-                    preserveQueryString?: boolean;
-                    note?: string | null;
-                };
+                "application/json": components["schemas"]["RedirectNotFoundEntryRequest"];
             };
         };
         responses: {
@@ -11851,9 +13443,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11920,9 +13510,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -11989,9 +13577,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12052,21 +13638,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description A path on the site (`/old-page`; query string and trailing slash ignored), or an RE2 pattern when isRegex */
-                    sourcePath?: string;
-                    /** @description An http(s) URL or a path starting with /; `$1`-`$9` insert a regex capture group */
-                    targetUrl?: string;
-                    /** @description 301 (default), 302, 307 or 308 */
-                    statusCode?: 301 | 302 | 307 | 308;
-                    /** @description The source is an RE2 regular expression matched against the path (default false) */
-                    isRegex?: boolean;
-                    /** @description Active rules redirect (default true) */
-                    isActive?: boolean;
-                    /** @description Append the request's query string to the target (default false) */
-                    preserveQueryString?: boolean;
-                    note?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateRedirectRequest"];
             };
         };
         responses: {
@@ -12076,9 +13648,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12145,9 +13715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12214,9 +13782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Redirect"];
-                    };
+                    "application/json": components["schemas"]["RedirectResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12296,10 +13862,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["RedirectLog"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["RedirectLogPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12405,52 +13968,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description robots.txt groups, in order */
-                    robotsRules?: {
-                        /** @description A crawler name, or `*` */
-                        userAgent: string;
-                        rules: {
-                            /** @description A path starting with / (`*` and `$` as crawlers read them); empty allows or disallows nothing */
-                            path: string;
-                            allow: boolean;
-                        }[];
-                    }[];
-                    /** @description Add a `Sitemap:` line to robots.txt (default true) */
-                    robotsSitemapLink?: boolean;
-                    /** @description `allow` (default): no rules of its own; `block-training`: disallow the crawlers that collect training data (GPTBot, Google-Extended, CCBot, ...) but not AI search and assistants fetching a page for a user; `block-all`: disallow every known AI crawler */
-                    aiCrawlers?: "allow" | "block-training" | "block-all";
-                    /** @description 0 to 1 */
-                    defaultPriority?: number;
-                    /** @description always, hourly, daily, weekly, monthly, yearly or never */
-                    defaultChangefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
-                    /** @description Published contents are in the sitemap (default true) */
-                    includeContentsInSitemap?: boolean;
-                    /** @description Path prefix per content type (`{ "post": "news" }`), taking the place of blogPrefix for that type */
-                    contentPathPrefixes?: {
-                        [key: string]: string;
-                    };
-                    /** @description Sitemap priority per content type */
-                    contentTypePriorities?: {
-                        [key: string]: number;
-                    };
-                    /** @description `flat`: /{blogPrefix}/{slug}; `nested`: /{blogPrefix}/{category path}/{slug} (the first category of the content, with its parents) */
-                    blogUrlMode?: "flat" | "nested";
-                    /** @description Path segment(s) before a post, e.g. `blog`; null for none */
-                    blogPrefix?: string | null;
-                    /** @description 8-64 letters, digits or hyphens */
-                    indexNowKey?: string | null;
-                    /** @description Submit published URLs to IndexNow (needs indexNowKey) */
-                    indexNowEnabled?: boolean;
-                    /** @description Submit URLs to a connected search console */
-                    searchIndexingEnabled?: boolean;
-                    /** @description Serve llms.txt, llms-full.txt and markdown (default false: 404) */
-                    llmsTxtEnabled?: boolean;
-                    /** @description The `>` summary of llms.txt */
-                    llmsSiteDescription?: string | null;
-                    /** @description Serve sitemap.xml as a sitemap index even under 50,000 URLs */
-                    sitemapIndexEnabled?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateSeoSettingsRequest"];
             };
         };
         responses: {
@@ -12617,11 +14135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        status: string;
-                        url: string;
-                        responseCode: number | null;
-                    };
+                    "application/json": components["schemas"]["TestIndexNowResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12681,10 +14195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["IndexNowLog"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["IndexNowLogPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -12800,10 +14311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchIndexingLog"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SearchIndexingLogPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13005,10 +14513,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapEntry"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SitemapEntryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13058,22 +14563,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: url-or-path
-                     * @description A path on the site (`/about`) or an absolute http(s) URL
-                     */
-                    url: string;
-                    /** @description The URL is on another host (listed as it is; default false) */
-                    isExternal?: boolean;
-                    /** @description 0 to 1 */
-                    priority?: number;
-                    /** @description always, hourly, daily, weekly, monthly, yearly or never */
-                    changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
-                    /** Format: date-time */
-                    lastModified?: string | null;
-                    title?: string | null;
-                };
+                "application/json": components["schemas"]["CreateSitemapEntryRequest"];
             };
         };
         responses: {
@@ -13180,9 +14670,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    entries: unknown[];
-                };
+                "application/json": components["schemas"]["ImportSitemapEntriesRequest"];
             };
         };
         responses: {
@@ -13253,22 +14741,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: url-or-path
-                     * @description A path on the site (`/about`) or an absolute http(s) URL
-                     */
-                    url?: string;
-                    /** @description The URL is on another host (listed as it is; default false) */
-                    isExternal?: boolean;
-                    /** @description 0 to 1 */
-                    priority?: number;
-                    /** @description always, hourly, daily, weekly, monthly, yearly or never */
-                    changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
-                    /** Format: date-time */
-                    lastModified?: string | null;
-                    title?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateSitemapEntryRequest"];
             };
         };
         responses: {
@@ -13345,9 +14818,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13412,9 +14883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapRule"][];
-                    };
+                    "application/json": components["schemas"]["ListSitemapRulesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13455,18 +14924,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description What the rule matches: a content type, a category slug, a tag slug, or a path pattern (`*` any characters, `?` one) */
-                    sourceType: "content_type" | "category" | "tag" | "path_pattern";
-                    sourceValue: string;
-                    /** @description 0 to 1 */
-                    priority: number;
-                    /** @description always, hourly, daily, weekly, monthly, yearly or never */
-                    changefreq: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
-                    /** @description Rules are tried in this order, lowest first (then by id); the first match wins */
-                    ruleOrder?: number;
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["CreateSitemapRuleRequest"];
             };
         };
         responses: {
@@ -13476,9 +14934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapRule"];
-                    };
+                    "application/json": components["schemas"]["SitemapRuleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13530,18 +14986,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description What the rule matches: a content type, a category slug, a tag slug, or a path pattern (`*` any characters, `?` one) */
-                    sourceType?: "content_type" | "category" | "tag" | "path_pattern";
-                    sourceValue?: string;
-                    /** @description 0 to 1 */
-                    priority?: number;
-                    /** @description always, hourly, daily, weekly, monthly, yearly or never */
-                    changefreq?: "always" | "hourly" | "daily" | "weekly" | "monthly" | "yearly" | "never";
-                    /** @description Rules are tried in this order, lowest first (then by id); the first match wins */
-                    ruleOrder?: number;
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateSitemapRuleRequest"];
             };
         };
         responses: {
@@ -13551,9 +14996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapRule"];
-                    };
+                    "application/json": components["schemas"]["SitemapRuleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13620,9 +15063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13687,9 +15128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapSource"][];
-                    };
+                    "application/json": components["schemas"]["ListSitemapSourcesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13730,15 +15169,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /**
-                     * Format: http-url
-                     * @description The absolute URL of another sitemap (or sitemap index)
-                     */
-                    url: string;
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["CreateSitemapSourceRequest"];
             };
         };
         responses: {
@@ -13748,9 +15179,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapSource"];
-                    };
+                    "application/json": components["schemas"]["SitemapSourceResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13808,9 +15237,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapSource"];
-                    };
+                    "application/json": components["schemas"]["SitemapSourceResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13871,15 +15298,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /**
-                     * Format: http-url
-                     * @description The absolute URL of another sitemap (or sitemap index)
-                     */
-                    url?: string;
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateSitemapSourceRequest"];
             };
         };
         responses: {
@@ -13889,9 +15308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapSource"];
-                    };
+                    "application/json": components["schemas"]["SitemapSourceResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -13958,9 +15375,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -14025,9 +15440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SitemapPreviewEntry"][];
-                    };
+                    "application/json": components["schemas"]["PreviewSitemapResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -14121,14 +15534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            url: string;
-                            lastmod: string | null;
-                            changefreq: string;
-                            priority: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["GetSitemapJsonResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -14892,10 +16298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlockSummary"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockSummaryPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -14945,33 +16348,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description Lower-case letters, digits and hyphens; generated from the name when omitted; permanent */
-                    slug?: string;
-                    /**
-                     * @description `global` or `page`
-                     * @enum {string}
-                     */
-                    type: "global" | "page";
-                    /** @description Required for page blocks; global blocks have none */
-                    path?: string | null;
-                    /** @description Field definitions: 17 types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (decisions B1); dataSource fields `{ name, type: "dataSource", label, source, filters?, limit? }` (B2) */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    };
-                    /** @description The block's locale (default: the site's default locale) */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                "application/json": components["schemas"]["CreateSiteBlockRequest"];
             };
         };
         responses: {
@@ -14981,9 +16358,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15048,9 +16423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlockSettings"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15091,9 +16464,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    stagedPublishing: boolean;
-                };
+                "application/json": components["schemas"]["UpdateSiteBlockSettingsRequest"];
             };
         };
         responses: {
@@ -15103,9 +16474,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlockSettings"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15166,9 +16535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15229,9 +16596,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15295,18 +16660,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description Permanent: accepted only when equal to the current slug */
-                    slug?: string;
-                    /**
-                     * @description A page block needs a path; a block that becomes global loses it
-                     * @enum {string}
-                     */
-                    type?: "global" | "page";
-                    /** @description A page block's path on the site, e.g. `/about` (starts with `/`; no query string; a trailing slash is dropped). Unique per locale */
-                    path?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateSiteBlockRequest"];
             };
         };
         responses: {
@@ -15316,9 +16670,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15388,9 +16740,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15454,16 +16804,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Field definitions: 17 types, `items` of arrays, nested objects, at most 250 fields per level and 5 levels (decisions B1); dataSource fields `{ name, type: "dataSource", label, source, filters?, limit? }` (B2) */
-                    schema: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    };
-                };
+                "application/json": components["schemas"]["UpdateSiteBlockSchemaRequest"];
             };
         };
         responses: {
@@ -15473,9 +16814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15539,12 +16878,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Only the fields that change: merged into the stored data (objects deeply, other values replaced); `null` clears a field */
-                    data: {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["UpdateSiteBlockDataRequest"];
             };
         };
         responses: {
@@ -15554,9 +16888,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15626,9 +16958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15698,9 +17028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15770,13 +17098,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15840,12 +17162,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -15855,9 +17172,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -15940,10 +17255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlockRevision"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockRevisionPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16014,9 +17326,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16086,9 +17396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing or unknown site key */
@@ -16140,9 +17448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SiteBlock"];
-                    };
+                    "application/json": components["schemas"]["SiteBlockResponse"];
                 };
             };
             /** @description Missing or unknown site key */
@@ -16217,10 +17523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["FormPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16270,66 +17573,43 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description Generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                    /**
-                     * @description `draft` (default), `active` (accepts submissions), `closed` (answers 409 with `closedMessage`), `archived`
-                     * @enum {string}
-                     */
-                    status?: "draft" | "active" | "closed" | "archived";
-                    /** @description The form fields (at most 100): `[...]` or `{ fields: [...] }` */
-                    schema: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    };
-                    /** @description Form settings (decisions F5) */
-                    settings?: {
-                        /** @description The hidden field bots fill (default `_gotcha`); a submission that fills it is stored as spam */
-                        honeypotField?: string;
-                        /** @description A submission sooner than this after the form was fetched (its `fillToken`) is stored as spam (default 0: off) */
-                        minFillSeconds?: number;
-                        /** @description A multi-page layout: the fields of each page, in order */
-                        pages?: {
-                            title?: string;
-                            fields: string[];
-                        }[];
-                    };
-                    /** @description Notification settings of the form (decisions F5) */
-                    notifications?: {
-                        /** @description E-mail each accepted submission (default true; the site's `formSubmission` preference must be on too) */
-                        enabled?: boolean;
-                        /** @description This form's recipients instead of the site's `recipientEmails` */
-                        recipientEmails?: string[];
-                        subject?: string;
-                    };
-                    /** @description Check the honeypot field (default true) */
-                    honeypotEnabled?: boolean;
-                    /** @description Require the site's captcha (spam settings) on submissions (default false) */
-                    captchaEnabled?: boolean;
-                    successMessage?: string | null;
-                    /**
-                     * Format: url-or-path
-                     * @description Where an HTML form post is sent after a submission (303)
-                     */
-                    redirectUrl?: string | null;
-                    /** @description The submit button text */
-                    submitLabel?: string | null;
-                    /** @description What a closed form answers (409) */
-                    closedMessage?: string | null;
-                    /** @description The record's locale (default: the site's default locale) */
-                    locale?: string;
-                    /**
-                     * Format: uuid
-                     * @description Join an existing translation group
-                     */
-                    translationGroup?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Contact",
+                 *       "status": "active",
+                 *       "schema": [
+                 *         {
+                 *           "name": "name",
+                 *           "type": "text",
+                 *           "label": "Your name",
+                 *           "required": true
+                 *         },
+                 *         {
+                 *           "name": "email",
+                 *           "type": "email",
+                 *           "label": "E-mail",
+                 *           "required": true
+                 *         },
+                 *         {
+                 *           "name": "message",
+                 *           "type": "textarea",
+                 *           "label": "Message",
+                 *           "required": true,
+                 *           "validation": {
+                 *             "minLength": 10
+                 *           }
+                 *         }
+                 *       ],
+                 *       "notifications": {
+                 *         "enabled": true,
+                 *         "recipientEmails": [
+                 *           "team@example.com"
+                 *         ]
+                 *       },
+                 *       "successMessage": "Thank you, we will answer within two days."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFormRequest"];
             };
         };
         responses: {
@@ -16339,9 +17619,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"];
-                    };
+                    "application/json": components["schemas"]["FormResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16408,9 +17686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"];
-                    };
+                    "application/json": components["schemas"]["FormResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16471,59 +17747,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description Generated from the name when omitted */
-                    slug?: string;
-                    description?: string | null;
-                    /**
-                     * @description `draft` (default), `active` (accepts submissions), `closed` (answers 409 with `closedMessage`), `archived`
-                     * @enum {string}
-                     */
-                    status?: "draft" | "active" | "closed" | "archived";
-                    /** @description The form fields (at most 100): `[...]` or `{ fields: [...] }` */
-                    schema?: {
-                        [key: string]: unknown;
-                    }[] | {
-                        fields: {
-                            [key: string]: unknown;
-                        }[];
-                    };
-                    /** @description Form settings (decisions F5) */
-                    settings?: {
-                        /** @description The hidden field bots fill (default `_gotcha`); a submission that fills it is stored as spam */
-                        honeypotField?: string;
-                        /** @description A submission sooner than this after the form was fetched (its `fillToken`) is stored as spam (default 0: off) */
-                        minFillSeconds?: number;
-                        /** @description A multi-page layout: the fields of each page, in order */
-                        pages?: {
-                            title?: string;
-                            fields: string[];
-                        }[];
-                    };
-                    /** @description Notification settings of the form (decisions F5) */
-                    notifications?: {
-                        /** @description E-mail each accepted submission (default true; the site's `formSubmission` preference must be on too) */
-                        enabled?: boolean;
-                        /** @description This form's recipients instead of the site's `recipientEmails` */
-                        recipientEmails?: string[];
-                        subject?: string;
-                    };
-                    /** @description Check the honeypot field (default true) */
-                    honeypotEnabled?: boolean;
-                    /** @description Require the site's captcha (spam settings) on submissions (default false) */
-                    captchaEnabled?: boolean;
-                    successMessage?: string | null;
-                    /**
-                     * Format: url-or-path
-                     * @description Where an HTML form post is sent after a submission (303)
-                     */
-                    redirectUrl?: string | null;
-                    /** @description The submit button text */
-                    submitLabel?: string | null;
-                    /** @description What a closed form answers (409) */
-                    closedMessage?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateFormRequest"];
             };
         };
         responses: {
@@ -16533,9 +17757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"];
-                    };
+                    "application/json": components["schemas"]["FormResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16602,9 +17824,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16671,13 +17891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: {
-                                status: "complete" | "missing" | "partial";
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["TranslationStatusResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16738,12 +17952,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description BCP 47 language tag */
-                    targetLocale?: string;
-                    /** @description BCP 47 language tag */
-                    locale?: string;
-                };
+                "application/json": components["schemas"]["CopyToLocaleRequest"];
             };
         };
         responses: {
@@ -16753,9 +17962,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"];
-                    };
+                    "application/json": components["schemas"]["FormResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16852,10 +18059,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["FormSubmission"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["FormSubmissionPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -16990,9 +18194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["FormSubmission"];
-                    };
+                    "application/json": components["schemas"]["FormSubmissionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17060,9 +18262,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17124,13 +18324,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description `new` (or `unread`), `read`, `spam`, `archived`
-                     * @enum {string}
-                     */
-                    status: "new" | "read" | "spam" | "archived" | "unread";
-                };
+                "application/json": components["schemas"]["SetFormSubmissionStatusRequest"];
             };
         };
         responses: {
@@ -17140,9 +18334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["FormSubmission"];
-                    };
+                    "application/json": components["schemas"]["FormSubmissionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17281,9 +18473,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["PublicForm"];
-                    };
+                    "application/json": components["schemas"]["PublicFormResponse"];
                 };
             };
             /** @description Not modified */
@@ -17336,9 +18526,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
+                /**
+                 * @example {
+                 *       "name": "Grace Hopper",
+                 *       "email": "grace@example.com",
+                 *       "topic": "support",
+                 *       "message": "The contact page shows an old address."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubmitFormRequest"];
             };
         };
         responses: {
@@ -17348,11 +18544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["SubmitFormResponse"];
                 };
             };
             /** @description To the form's redirectUrl */
@@ -17406,9 +18598,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SpamSettings"];
-                    };
+                    "application/json": components["schemas"]["SpamSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17449,20 +18639,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    blockedWords?: string[];
-                    blockedAddresses?: string[];
-                    /**
-                     * @description turnstile, hcaptcha or recaptcha
-                     * @enum {string|null}
-                     */
-                    captchaProvider?: "turnstile" | "hcaptcha" | "recaptcha" | null;
-                    captchaSiteKey?: string | null;
-                    /** @description Write-only; stored encrypted */
-                    captchaSecret?: string | null;
-                    /** @description An http(s) URL that resolves to public addresses; null for the provider's */
-                    captchaVerifyUrl?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateSpamSettingsRequest"];
             };
         };
         responses: {
@@ -17472,9 +18649,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SpamSettings"];
-                    };
+                    "application/json": components["schemas"]["SpamSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17535,9 +18710,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolder"][];
-                    };
+                    "application/json": components["schemas"]["ListMediaFoldersResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17587,15 +18760,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Unique within its parent, whatever the case */
-                    name: string;
-                    /**
-                     * Format: uuid
-                     * @description The parent folder; null for the top level
-                     */
-                    parentId?: string | null;
-                };
+                "application/json": components["schemas"]["CreateMediaFolderRequest"];
             };
         };
         responses: {
@@ -17605,9 +18770,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolderDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFolderDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17663,9 +18826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolderTreeNode"][];
-                    };
+                    "application/json": components["schemas"]["GetMediaFolderTreeResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17706,14 +18867,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    mediaIds: string[];
-                    /**
-                     * Format: uuid
-                     * @description The parent folder; null for the top level
-                     */
-                    folderId: string | null;
-                };
+                "application/json": components["schemas"]["MoveMediaToFolderRequest"];
             };
         };
         responses: {
@@ -17723,9 +18877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        moved: number;
-                    };
+                    "application/json": components["schemas"]["MoveMediaToFolderResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17783,9 +18935,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolderDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFolderDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17846,15 +18996,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Unique within its parent, whatever the case */
-                    name?: string;
-                    /**
-                     * Format: uuid
-                     * @description The parent folder; null for the top level
-                     */
-                    parentId?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateMediaFolderRequest"];
             };
         };
         responses: {
@@ -17864,9 +19006,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolderDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFolderDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17935,9 +19075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17998,13 +19136,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description The parent folder; null for the top level
-                     */
-                    parentId: string | null;
-                };
+                "application/json": components["schemas"]["MoveMediaFolderRequest"];
             };
         };
         responses: {
@@ -18014,9 +19146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFolderDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFolderDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18111,10 +19241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["MediaFilePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18200,10 +19327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["MediaFilePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18259,9 +19383,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        deleted: number;
-                    };
+                    "application/json": components["schemas"]["EmptyMediaTrashResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18308,9 +19430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"];
-                    };
+                    "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18351,19 +19471,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: http-url
-                     * @description Where the file is
-                     */
-                    url: string;
-                    /** @description The file's name (default: the URL's last path segment) */
-                    name?: string;
-                    alt?: string;
-                    title?: string;
-                    /** Format: uuid */
-                    folderId?: string;
-                };
+                "application/json": components["schemas"]["UploadMediaFromUrlRequest"];
             };
         };
         responses: {
@@ -18373,9 +19481,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"];
-                    };
+                    "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18433,9 +19539,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"];
-                    };
+                    "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18502,9 +19606,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFileDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFileDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18565,15 +19667,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    alt?: string | null;
-                    title?: string | null;
-                    description?: string | null;
-                    /** @description Where crops centre, 0 (left) to 1 (right) */
-                    focalX?: number | null;
-                    /** @description 0 (top) to 1 (bottom) */
-                    focalY?: number | null;
-                };
+                "application/json": components["schemas"]["UpdateMediaRequest"];
             };
         };
         responses: {
@@ -18583,9 +19677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFileDetail"];
-                    };
+                    "application/json": components["schemas"]["MediaFileDetailResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18652,9 +19744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18721,9 +19811,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaReference"][];
-                    };
+                    "application/json": components["schemas"]["ListMediaReferencesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18790,9 +19878,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MediaFile"];
-                    };
+                    "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18859,9 +19945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18946,10 +20030,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiToken"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["ApiTokenPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18999,27 +20080,19 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    /** @description `delivery`: read-only, published records only, the content groups' `.view` scopes (decisions G13) */
-                    kind?: "management" | "delivery";
-                    /** @description Catalog scopes (GET /permissions); each must be held by the calling token and by the user's role */
-                    scopes?: string[];
-                    /** @description Instead of scopes: `read-only` = the caller's `.view` scopes, `full-access` = all the caller's scopes (each within the user's role) */
-                    preset?: "read-only" | "full-access";
-                    /**
-                     * Format: date-time
-                     * @description A future date-time (ISO 8601)
-                     */
-                    expiresAt?: string | null;
-                    expiresInDays?: number | null;
-                    /**
-                     * Format: uuid
-                     * @description The user the token acts as (default: the caller's user)
-                     */
-                    userId?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Website build",
+                 *       "description": "Reads published contents for the static site",
+                 *       "kind": "delivery",
+                 *       "scopes": [
+                 *         "contents.view",
+                 *         "categories.view",
+                 *         "tags.view"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateApiTokenRequest"];
             };
         };
         responses: {
@@ -19029,9 +20102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiTokenWithValue"];
-                    };
+                    "application/json": components["schemas"]["ApiTokenWithValueResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19089,9 +20160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiToken"];
-                    };
+                    "application/json": components["schemas"]["ApiTokenResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19152,17 +20221,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    /** @description Catalog scopes (GET /permissions); each must be held by the calling token and by the user's role */
-                    scopes?: string[];
-                    /**
-                     * Format: date-time
-                     * @description A future date-time (ISO 8601)
-                     */
-                    expiresAt?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateApiTokenRequest"];
             };
         };
         responses: {
@@ -19172,9 +20231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiToken"];
-                    };
+                    "application/json": components["schemas"]["ApiTokenResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19241,9 +20298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19313,13 +20368,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: date-time
-                     * @description A future date-time (ISO 8601)
-                     */
-                    expiresAt?: string | null;
-                };
+                "application/json": components["schemas"]["RegenerateApiTokenRequest"];
             };
         };
         responses: {
@@ -19329,9 +20378,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiTokenWithValue"];
-                    };
+                    "application/json": components["schemas"]["ApiTokenWithValueResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19422,10 +20469,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["User"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19475,17 +20519,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    fullName: string;
-                    /** Format: email */
-                    email?: string | null;
-                    /**
-                     * Format: uuid
-                     * @description Default: the author role. Setting it needs users.manage_roles (on create: for a role other than author)
-                     */
-                    roleId?: string;
-                    isActive?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "fullName": "Ada Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "roleId": "c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateUserRequest"];
             };
         };
         responses: {
@@ -19495,9 +20536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["User"];
-                    };
+                    "application/json": components["schemas"]["UserResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19555,9 +20594,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["User"];
-                    };
+                    "application/json": components["schemas"]["UserResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19618,17 +20655,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    fullName?: string;
-                    /** Format: email */
-                    email?: string | null;
-                    /**
-                     * Format: uuid
-                     * @description Default: the author role. Setting it needs users.manage_roles (on create: for a role other than author)
-                     */
-                    roleId?: string;
-                    isActive?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateUserRequest"];
             };
         };
         responses: {
@@ -19638,9 +20665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["User"];
-                    };
+                    "application/json": components["schemas"]["UserResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19719,9 +20744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19795,9 +20818,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Permission"][];
-                    };
+                    "application/json": components["schemas"]["ListPermissionsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19844,9 +20865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Role"][];
-                    };
+                    "application/json": components["schemas"]["ListRolesResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19887,13 +20906,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Unique per site, ignoring case */
-                    name: string;
-                    description?: string | null;
-                    /** @description Catalog scopes (GET /permissions lists them); an unknown one is a 422 on `scopes[i]`. Setting them needs `permissions.assign` */
-                    scopes: string[];
-                };
+                "application/json": components["schemas"]["CreateRoleRequest"];
             };
         };
         responses: {
@@ -19903,9 +20916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Role"];
-                    };
+                    "application/json": components["schemas"]["RoleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -19963,9 +20974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Role"];
-                    };
+                    "application/json": components["schemas"]["RoleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20026,13 +21035,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Unique per site, ignoring case */
-                    name?: string;
-                    description?: string | null;
-                    /** @description Catalog scopes (GET /permissions lists them); an unknown one is a 422 on `scopes[i]`. Setting them needs `permissions.assign` */
-                    scopes?: string[];
-                };
+                "application/json": components["schemas"]["UpdateRoleRequest"];
             };
         };
         responses: {
@@ -20042,9 +21045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Role"];
-                    };
+                    "application/json": components["schemas"]["RoleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20123,9 +21124,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20199,9 +21198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CookieConsentSettings"];
-                    };
+                    "application/json": components["schemas"]["CookieConsentSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20242,105 +21239,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    enabled?: boolean;
-                    /**
-                     * @description opt-in, opt-out, notice-only
-                     * @enum {string}
-                     */
-                    mode?: "opt-in" | "opt-out" | "notice-only";
-                    showRejectAll?: boolean;
-                    /**
-                     * @description bottom, top, center, bottom-left, bottom-right
-                     * @enum {string}
-                     */
-                    position?: "bottom" | "top" | "center" | "bottom-left" | "bottom-right";
-                    /**
-                     * @description banner, modal, floating
-                     * @enum {string}
-                     */
-                    layout?: "banner" | "modal" | "floating";
-                    /**
-                     * @description light, dark, auto
-                     * @enum {string}
-                     */
-                    theme?: "light" | "dark" | "auto";
-                    /** @description #rgb or #rrggbb */
-                    primaryColor?: string;
-                    /** @description px, 0-50 */
-                    borderRadius?: number;
-                    /** @description px, 11-17 */
-                    fontSize?: number;
-                    showSettingsButton?: boolean;
-                    /** @description The banner library's `--cc-*` CSS variables; values without `;{}<>\`, `url(`, `expression(` or `@import` */
-                    styleOverrides?: {
-                        [key: string]: string;
-                    };
-                    texts?: {
-                        title?: string;
-                        description?: string;
-                        acceptAll?: string;
-                        rejectAll?: string;
-                        customize?: string;
-                        save?: string;
-                        preferencesTitle?: string;
-                        preferencesDescription?: string;
-                    };
-                    services?: {
-                        /** @description a-z, 0-9, _ and -, starting with a letter, at most 50 */
-                        key: string;
-                        name: string;
-                        /** @description A category key */
-                        category: string;
-                        description?: string | null;
-                        cookies?: {
-                            name: string;
-                            duration: string;
-                            description?: string | null;
-                        }[];
-                    }[];
-                    /** Format: url-or-path */
-                    privacyPolicyUrl?: string | null;
-                    /** Format: url-or-path */
-                    cookiePolicyUrl?: string | null;
-                    categories?: {
-                        /** @description a-z, 0-9, _ and -, starting with a letter, at most 50 */
-                        key: string;
-                        label: string;
-                        description?: string | null;
-                        required?: boolean;
-                        defaultEnabled?: boolean;
-                    }[];
-                    /** @description Per enabled locale: texts, category labels and service names */
-                    translations?: {
-                        [key: string]: {
-                            texts?: {
-                                title?: string;
-                                description?: string;
-                                acceptAll?: string;
-                                rejectAll?: string;
-                                customize?: string;
-                                save?: string;
-                                preferencesTitle?: string;
-                                preferencesDescription?: string;
-                            };
-                            categories?: {
-                                [key: string]: {
-                                    label?: string;
-                                    description?: string;
-                                };
-                            };
-                            services?: {
-                                [key: string]: {
-                                    name?: string;
-                                    description?: string;
-                                };
-                            };
-                        };
-                    };
-                    /** @description Days records are kept, 0-3650; 0 keeps them for ever */
-                    logRetentionDays?: number;
-                };
+                "application/json": components["schemas"]["UpdateCookieConsentSettingsRequest"];
             };
         };
         responses: {
@@ -20350,9 +21249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CookieConsentSettings"];
-                    };
+                    "application/json": components["schemas"]["CookieConsentSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20490,10 +21387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CookieConsentRecord"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["CookieConsentRecordPage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20618,9 +21512,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CookieConsentPublicConfig"];
-                    };
+                    "application/json": components["schemas"]["CookieConsentPublicConfigResponse"];
                 };
             };
             /** @description Not modified */
@@ -20677,24 +21569,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description The banner's consent id (UUID)
-                     */
-                    consentId: string;
-                    /** @description The accepted category keys; unknown ones are dropped, required ones added */
-                    categories: string[];
-                    /** @description Accepted service keys per category */
-                    services?: {
-                        [key: string]: string[];
-                    };
-                    /** @description The settings revision the visitor saw */
-                    revision: number;
-                    locale?: string | null;
-                    /** @description Stored without its query string and fragment, at most 2,048 characters */
-                    pageUrl?: string | null;
-                };
+                "application/json": components["schemas"]["RecordCookieConsentRequest"];
             };
         };
         responses: {
@@ -20704,9 +21579,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["CookieConsentReceipt"];
-                    };
+                    "application/json": components["schemas"]["CookieConsentReceiptResponse"];
                 };
             };
             /** @description Missing or unknown site key */
@@ -20879,9 +21752,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchConnection"];
-                    };
+                    "application/json": components["schemas"]["SearchConnectionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -20922,17 +21793,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `sc-domain:example.com` or a URL-prefix property ending in `/` */
-                    propertyUrl: string;
-                    /** @description Write-only, stored encrypted. A key file's `token_uri` is ignored. */
-                    credentials: {
-                        /** @description `service_account` (the downloaded key JSON) or `refresh_token` ({ clientId, clientSecret, refreshToken }) */
-                        type: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["ConnectSearchConsoleRequest"];
             };
         };
         responses: {
@@ -20942,9 +21803,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchConnection"];
-                    };
+                    "application/json": components["schemas"]["SearchConnectionResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21018,9 +21877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: string;
-                    };
+                    "application/json": components["schemas"]["Message"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21076,11 +21933,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            queued: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["SyncSearchConsoleResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21151,9 +22004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchOverview"];
-                    };
+                    "application/json": components["schemas"]["SearchOverviewResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21237,10 +22088,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchQueryChange"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SearchQueryChangePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21324,10 +22172,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchQueryChange"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SearchQueryChangePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21411,10 +22256,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchPageChange"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SearchPageChangePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21498,10 +22340,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchPageChange"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SearchPageChangePage"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21581,9 +22420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SearchLinks"];
-                    };
+                    "application/json": components["schemas"]["SearchLinksResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21657,9 +22494,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["AnalyticsSettings"];
-                    };
+                    "application/json": components["schemas"]["AnalyticsSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21700,13 +22535,19 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    trackingEnabled?: boolean;
-                    rawRetentionDays?: number;
-                    aggregateRetentionDays?: number;
-                    excludedPaths?: string[];
-                    excludedIps?: string[];
-                };
+                /**
+                 * @example {
+                 *       "rawRetentionDays": 90,
+                 *       "excludedPaths": [
+                 *         "/admin/**",
+                 *         "/preview/*"
+                 *       ],
+                 *       "excludedIps": [
+                 *         "203.0.113.0/24"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateAnalyticsSettingsRequest"];
             };
         };
         responses: {
@@ -21716,9 +22557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["AnalyticsSettings"];
-                    };
+                    "application/json": components["schemas"]["AnalyticsSettingsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21768,10 +22607,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Events, each checked on its own (numbered errors) */
-                    events: unknown[];
-                };
+                "application/json": components["schemas"]["ImportAnalyticsEventsRequest"];
             };
         };
         responses: {
@@ -21781,18 +22617,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        imported: number;
-                        /** @description Events whose id was already stored (or repeated in the request) */
-                        skipped: number;
-                        /** @description The first 1,000 errors */
-                        errors: {
-                            index: number;
-                            field: string;
-                            message: string;
-                        }[];
-                        errorCount: number;
-                    };
+                    "application/json": components["schemas"]["ImportAnalyticsEventsResponse"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -21842,27 +22667,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Payload version
-                     * @enum {number}
-                     */
-                    v: 1;
-                    /** @description The page URL all events of the batch happened on */
-                    u: string;
-                    /** @description document.referrer */
-                    r?: string;
-                    /** @description Screen width */
-                    sw?: number;
-                    /** @description Screen height */
-                    sh?: number;
-                    lang?: string;
-                    /** @description 1: hash routing, the fragment is part of the path */
-                    h?: number;
-                    /** @description Client clock (epoch ms) when the batch was sent */
-                    sentAt: number;
-                    events: unknown[];
-                };
+                "application/json": components["schemas"]["CollectAnalyticsEventsRequest"];
             };
         };
         responses: {
@@ -21872,12 +22677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Events queued for storage */
-                        accepted: number;
-                        /** @description Events dropped: wrong, from a bot, a foreign host, an excluded path or address, or with tracking off */
-                        dropped: number;
-                    };
+                    "application/json": components["schemas"]["CollectAnalyticsEventsResponse"];
                 };
             };
             /** @description Missing or unknown site key */

@@ -3,7 +3,7 @@
  * package's TypeScript 5 and the service's TypeScript 7. Each `@ts-expect-error` must meet an
  * error: if the document stopped rejecting the call, the line would fail the check.
  */
-import { type CairnError, createCairnClient, createCairnPublicClient, publicHelpers } from '../src/index.js';
+import { type CairnError, createCairnClient, createCairnPublicClient, publicHelpers, type Schemas } from '../src/index.js';
 
 const client = createCairnClient({ baseUrl: 'https://cms.example.org', token: 'cairn_token' });
 
@@ -52,6 +52,14 @@ export async function positive() {
     void counts;
   }
   await site.pageByPath('/about');
+
+  // Every body and answer has a name of its own, to type one's own functions with.
+  const draft: Schemas['CreateContentRequest'] = { type: 'post', title: 'Hello', status: 'draft', tagIds: [7] };
+  const saved = await client.POST('/v1/contents', { body: draft });
+  const answer: Schemas['ContentResponse'] | undefined = saved.data;
+  const page: Schemas['TagPage'] | undefined = (await client.GET('/v1/tags')).data;
+  const hook: Schemas['CreateWebhookRequest'] = { url: 'https://hooks.example.org/cairn', events: ['*'] }; // isActive has a default: optional
+  void [answer?.data.slug, page?.meta.total, hook];
 }
 
 export async function negative() {
@@ -72,4 +80,9 @@ export async function negative() {
   await site.POST('/v1/public/analytics/events', { body: { v: 2, u: 'https://example.org/', sentAt: 0, events: [] } });
   // @ts-expect-error the public client reaches only /v1/public/... paths (no token)
   await site.GET('/v1/tags');
+  // @ts-expect-error a named request body keeps its rules: title is required
+  const untitled: Schemas['CreateContentRequest'] = { type: 'post' };
+  // @ts-expect-error a named answer is the answer's shape: a tag page has no single record
+  const wrongShape: Schemas['TagPage']['data'] = { id: 1 };
+  void [untitled, wrongShape];
 }

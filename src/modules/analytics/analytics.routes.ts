@@ -13,7 +13,18 @@ import { rebuildTask, retentionTask } from './analytics.tasks.js';
 import { trackerRoutes } from './tracker.routes.js';
 
 const tags = ['Analytics'];
-const SettingsRef = ref(named('AnalyticsSettings', AnalyticsSettings));
+const SettingsRef = ref(
+  named('AnalyticsSettings', AnalyticsSettings, [
+    {
+      trackingEnabled: true,
+      rawRetentionDays: 90,
+      aggregateRetentionDays: 730,
+      excludedPaths: ['/admin/**', '/preview/*'],
+      excludedIps: ['203.0.113.0/24', '2001:db8::/32'],
+      snippet: '<script defer src="https://cms.example.com/v1/public/analytics/script.js" data-site-key="pk_4f9a2c7e1b8d3f60"></script>',
+    },
+  ]),
+);
 const COLLECTOR_BODY_LIMIT = 64 * 1024;
 /** 10,000 events of a few hundred bytes each (decisions A5: at least 16 MiB). */
 const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;

@@ -45,7 +45,7 @@ export const AnalyticsSettingsUpdate = Type.Object(
     excludedPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500, pattern: '^/' }), { maxItems: 100 })),
     excludedIps: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 })),
   },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ rawRetentionDays: 90, excludedPaths: ['/admin/**', '/preview/*'], excludedIps: ['203.0.113.0/24'] }] },
 );
 
 export const MAX_IMPORT_EVENTS = 10_000;

@@ -30,29 +30,58 @@ const tokenFields = {
   updatedAt: Timestamp,
 };
 
-export const ApiTokenRef = named('ApiToken', Type.Object(tokenFields));
+const tokenExample = {
+  id: 'a4c81f3e-0d27-4b59-9e6a-5f12c8b7d3e0',
+  name: 'Website build',
+  description: 'Reads published contents for the static site',
+  kind: 'delivery' as const,
+  scopes: ['contents.view', 'categories.view', 'tags.view'],
+  effectiveScopes: ['contents.view', 'categories.view', 'tags.view'],
+  user: { id: '3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53', fullName: 'Ada Lovelace' },
+  tokenPrefix: 'cairn_a4c81f3e',
+  status: 'active' as const,
+  lastUsedAt: '2026-03-21T07:58:00.000Z',
+  expiresAt: null,
+  revokedAt: null,
+  createdAt: '2026-01-12T11:25:00.000Z',
+  updatedAt: '2026-01-12T11:25:00.000Z',
+};
+export const ApiTokenRef = named('ApiToken', Type.Object(tokenFields), [tokenExample]);
 export const ApiTokenWithValueRef = named(
   'ApiTokenWithValue',
   Type.Object({
     ...tokenFields,
     token: Type.String({ description: 'The value `cairn_<id>_<secret>`: shown only in this answer; only its SHA-256 is stored' }),
   }),
+  [{ ...tokenExample, lastUsedAt: null, token: 'cairn_a4c81f3e0d274b599e6a5f12c8b7d3e0_q8Zt3kV0yN1mR6wB2xJ5hL9pC4sD7fG0aE3uT8iO1nM' }],
 );
 
-export const TokenCreate = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
-  kind: Type.Optional(Kind),
-  scopes: Type.Optional(Scopes),
-  preset: Type.Optional(
-    Type.Union([Type.Literal('read-only'), Type.Literal('full-access')], {
-      description: "Instead of scopes: `read-only` = the caller's `.view` scopes, `full-access` = all the caller's scopes (each within the user's role)",
-    }),
-  ),
-  expiresAt: Type.Optional(Nullable(FutureDate)),
-  expiresInDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650 }))),
-  userId: Type.Optional(Type.String({ format: 'uuid', description: "The user the token acts as (default: the caller's user)" })),
-});
+export const TokenCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    kind: Type.Optional(Kind),
+    scopes: Type.Optional(Scopes),
+    preset: Type.Optional(
+      Type.Union([Type.Literal('read-only'), Type.Literal('full-access')], {
+        description: "Instead of scopes: `read-only` = the caller's `.view` scopes, `full-access` = all the caller's scopes (each within the user's role)",
+      }),
+    ),
+    expiresAt: Type.Optional(Nullable(FutureDate)),
+    expiresInDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650 }))),
+    userId: Type.Optional(Type.String({ format: 'uuid', description: "The user the token acts as (default: the caller's user)" })),
+  },
+  {
+    examples: [
+      {
+        name: 'Website build',
+        description: 'Reads published contents for the static site',
+        kind: 'delivery',
+        scopes: ['contents.view', 'categories.view', 'tags.view'],
+      },
+    ],
+  },
+);
 
 export const TokenUpdate = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

@@ -122,18 +122,34 @@ export const contentFields = fieldMap({
   structuredData: { column: 'structured_data', schema: Nullable(AnyObject), input: editable.structuredData, ...jsonColumn },
 });
 
-export const ContentCreate = Type.Object({
-  type: Type.Literal('post'),
-  ...contentFields.createBody().properties,
-  body: Type.Optional(editable.body),
-  bodyMarkdown: Type.Optional(editable.bodyMarkdown),
-  status: Type.Optional(editable.status),
-  scheduledAt: Type.Optional(editable.scheduledAt),
-  categoryIds: Type.Optional(editable.categoryIds),
-  tagIds: Type.Optional(editable.tagIds),
-  locale: Type.Optional(Locale),
-  translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Join an existing translation group' })),
-});
+export const ContentCreate = Type.Object(
+  {
+    type: Type.Literal('post'),
+    ...contentFields.createBody().properties,
+    body: Type.Optional(editable.body),
+    bodyMarkdown: Type.Optional(editable.bodyMarkdown),
+    status: Type.Optional(editable.status),
+    scheduledAt: Type.Optional(editable.scheduledAt),
+    categoryIds: Type.Optional(editable.categoryIds),
+    tagIds: Type.Optional(editable.tagIds),
+    locale: Type.Optional(Locale),
+    translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Join an existing translation group' })),
+  },
+  {
+    examples: [
+      {
+        type: 'post',
+        title: 'Hello world',
+        excerpt: 'The first post on the new site.',
+        bodyMarkdown: 'Welcome to the **new** site.',
+        status: 'draft',
+        categoryIds: [3],
+        tagIds: [7],
+        metaTitle: 'Hello world | Example',
+      },
+    ],
+  },
+);
 
 /** The create fields, all optional, without locale and translation group (spec "Update (PUT)"). */
 export const ContentUpdate = Type.Partial(Type.Omit(ContentCreate, ['locale', 'translationGroup']), { minProperties: 1 });
@@ -206,8 +222,44 @@ export const RevisionParams = Type.Object({
   revisionId: Id(),
 });
 
-/** The response schemas by name in OpenAPI (components.schemas). */
-export const ContentRef = named('Content', ContentDetail);
-export const ContentSummaryRef = named('ContentSummary', ContentSummary);
+const FILE = 'https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp';
+const summaryExample: Static<typeof ContentSummary> = {
+  id: 42,
+  title: 'Hello world',
+  slug: 'hello-world',
+  type: 'post',
+  status: 'published',
+  excerpt: 'The first post on the new site.',
+  locale: 'en',
+  translationGroup: '6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60',
+  featuredImage: {
+    url: FILE,
+    alt: 'A cairn on a hill',
+    variants: { thumbnail: `${FILE}?w=150`, card: `${FILE}?w=400`, content: `${FILE}?w=800`, medium: `${FILE}?w=1200` },
+  },
+  categories: [{ id: 3, name: 'News', slug: 'news' }],
+  tags: [{ id: 7, name: 'Hiking', slug: 'hiking' }],
+  author: { id: '3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53', fullName: 'Ada Lovelace' },
+  publishedAt: '2026-03-14T09:30:00.000Z',
+  scheduledAt: null,
+  createdAt: '2026-03-13T16:02:11.512Z',
+  updatedAt: '2026-03-14T09:30:00.000Z',
+};
+
+/** The response schemas by name in OpenAPI (components.schemas), with examples for /docs. */
+export const ContentRef = named('Content', ContentDetail, [
+  {
+    ...summaryExample,
+    body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Welcome to the new site.' }] }] },
+    bodyHtml: '<p>Welcome to the new site.</p>',
+    meta: { metaTitle: 'Hello world | Example', metaDescription: 'The first post on the new site.', metaKeywords: null, canonicalUrl: null, ogImage: null },
+    alternates: [{ locale: 'de', id: 43, slug: 'hallo-welt' }],
+    metadata: {},
+    customData: null,
+    structuredData: { faq: [], article: { enabled: true, type: 'BlogPosting' } },
+    jsonLd: [{ '@context': 'https://schema.org', '@type': 'BlogPosting', headline: 'Hello world', datePublished: '2026-03-14T09:30:00.000Z' }],
+  },
+]);
+export const ContentSummaryRef = named('ContentSummary', ContentSummary, [summaryExample]);
 export const SearchResultRef = named('ContentSearchResult', SearchResult);
 export const RevisionDetailRef = named('ContentRevision', RevisionDetail);

@@ -21,7 +21,10 @@ const FormParams = Type.Object({ id: Id() });
 const SubmissionParams = Type.Object({ id: Id(), submissionId: Id() });
 const SubmissionRef = ref(submissions.Submission);
 /** A submission's values keyed by field name; the form's own fields decide what each must be. */
-const FormValuesBody = Type.Record(Type.String(), Type.Unknown(), { description: "The values keyed by field name (the form's fields say what each must be)" });
+const FormValuesBody = Type.Record(Type.String(), Type.Unknown(), {
+  description: "The values keyed by field name (the form's fields say what each must be)",
+  examples: [{ name: 'Grace Hopper', email: 'grace@example.com', topic: 'support', message: 'The contact page shows an old address.' }],
+});
 
 const PublicQuery = Type.Object({
   locale: Type.Optional({ ...Locale, description: "The form's locale (default: the site's default locale)" }),

@@ -39,6 +39,18 @@ export const Submission = named(
     createdAt: Timestamp,
     updatedAt: Nullable(Timestamp),
   }),
+  [
+    {
+      id: 318,
+      formId: 5,
+      status: 'new',
+      data: { name: 'Grace Hopper', email: 'grace@example.com', topic: 'support', message: 'The contact page shows an old address.' },
+      ipAddress: '203.0.113.0',
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+      createdAt: '2026-03-18T09:41:27.000Z',
+      updatedAt: null,
+    },
+  ],
 );
 
 const submissionList = {

@@ -14,6 +14,28 @@ const tags = ['Media'];
 const Params = Type.Object({ id: Uuid });
 const Url = Type.String({ description: 'On MEDIA_PUBLIC_URL (a CDN) or PUBLIC_URL' });
 
+const FILE = 'https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp';
+const mediaFileExample = {
+  id: 'e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08',
+  filename: 'cairn-on-a-hill.webp',
+  originalName: 'IMG_2041.jpg',
+  mimeType: 'image/webp',
+  size: 184_320,
+  width: 2000,
+  height: 1333,
+  alt: 'A cairn on a hill',
+  title: 'Cairn at dawn',
+  description: null,
+  url: FILE,
+  variants: { thumbnail: `${FILE}?w=150`, card: `${FILE}?w=400`, content: `${FILE}?w=800`, medium: `${FILE}?w=1200` },
+  folderId: '7b2e9c40-1f8a-4d63-b5e7-0c9a2d4f6e18',
+  focalX: 0.5,
+  focalY: 0.35,
+  deletedAt: null,
+  createdAt: '2026-03-10T14:22:05.000Z',
+  updatedAt: '2026-03-10T14:22:05.000Z',
+};
+
 const MediaFile = named(
   'MediaFile',
   Type.Object({
@@ -41,6 +63,7 @@ const MediaFile = named(
     createdAt: Timestamp,
     updatedAt: Timestamp,
   }),
+  [mediaFileExample],
 );
 const MediaDetail = named(
   'MediaFileDetail',
@@ -49,6 +72,7 @@ const MediaDetail = named(
     folder: Nullable(Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })),
     references: Type.Object({ contents: Type.Integer(), siteBlocks: Type.Integer() }),
   }),
+  [{ ...mediaFileExample, folder: { id: mediaFileExample.folderId, name: 'Landscapes' }, references: { contents: 2, siteBlocks: 1 } }],
 );
 
 const MediaReference = named(

@@ -117,6 +117,23 @@ export const redirects = resource({
   path: '/redirects',
   scope: 'redirects',
   fields: redirectFields,
+  examples: {
+    record: {
+      id: 12,
+      sourcePath: '/blog/old-post',
+      targetUrl: '/news/new-post',
+      statusCode: 301,
+      isRegex: false,
+      isActive: true,
+      preserveQueryString: true,
+      note: 'Moved when the blog became news',
+      hitCount: 57,
+      lastHitAt: '2026-03-20T18:04:41.000Z',
+      createdAt: '2026-01-05T09:00:00.000Z',
+      updatedAt: '2026-01-05T09:00:00.000Z',
+    },
+    create: { sourcePath: '/blog/old-post', targetUrl: '/news/new-post', statusCode: 301, note: 'Moved when the blog became news' },
+  },
   list: redirectList,
   rules: {
     prepare(_db, { input }) {

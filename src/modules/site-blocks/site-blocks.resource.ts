@@ -51,8 +51,28 @@ export const siteBlockFields = fieldMap({
   updatedAt: common.updatedAt,
 });
 
-export const SiteBlock = named('SiteBlock', siteBlockFields.response());
-export const SiteBlockSummary = named('SiteBlockSummary', siteBlockFields.summaryResponse());
+const siteBlockExample = {
+  id: 9,
+  name: 'About us',
+  slug: 'about-us',
+  type: 'page' as const,
+  status: 'published' as const,
+  path: '/about',
+  locale: 'en',
+  translationGroup: '2c7a9e14-3b5f-4d80-a6c2-8e1f0b4d7a93',
+  schema: [
+    { name: 'heading', type: 'text', label: 'Heading', required: true },
+    { name: 'intro', type: 'richtext', label: 'Introduction' },
+  ],
+  data: { heading: 'Who we are', intro: '<p>A small team building calm software.</p>' },
+  hasUnpublishedChanges: false,
+  publishedAt: '2026-02-02T10:00:00.000Z',
+  createdAt: '2026-02-01T15:30:00.000Z',
+  updatedAt: '2026-02-02T10:00:00.000Z',
+};
+const { schema: _schema, data: _data, ...siteBlockSummaryExample } = siteBlockExample;
+export const SiteBlock = named('SiteBlock', siteBlockFields.response(), [siteBlockExample]);
+export const SiteBlockSummary = named('SiteBlockSummary', siteBlockFields.summaryResponse(), [siteBlockSummaryExample]);
 
 export const siteBlockList = {
   sort: ['created_at', 'updated_at', 'name', 'slug', 'path', 'published_at'],

@@ -38,6 +38,20 @@ export const tags = translatableResource({
   path: '/tags',
   scope: 'tags',
   fields: tagFields,
+  examples: {
+    record: {
+      id: 7,
+      name: 'Hiking',
+      slug: 'hiking',
+      description: 'Trails, huts and the gear to get there',
+      locale: 'en',
+      translationGroup: '0b6c3f0e-2f4a-4d8e-9a51-6f2d7c1e8a34',
+      contentCount: 12,
+      createdAt: '2026-03-02T08:15:00.000Z',
+      updatedAt: '2026-03-02T08:15:00.000Z',
+    },
+    create: { name: 'Hiking', description: 'Trails, huts and the gear to get there' },
+  },
   list: {
     sort: ['created_at', 'updated_at', 'name', 'slug'],
     search: ['name', 'slug', 'description'],

@@ -70,6 +70,22 @@ export const users = resource<'users', typeof userFields.fields, {}, UserContext
   scope: 'users',
   id: 'uuid',
   fields: userFields,
+  examples: {
+    record: {
+      id: '3f8e2b71-5c4d-4a9e-8b16-7d2c9e0f1a53',
+      fullName: 'Ada Lovelace',
+      email: 'ada@example.com',
+      roleId: 'c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40',
+      role: { id: 'c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40', slug: 'editor', name: 'Editor' },
+      isActive: true,
+      isOwner: false,
+      tokenCount: 2,
+      lastActiveAt: '2026-03-21T07:58:00.000Z',
+      createdAt: '2026-01-12T11:20:00.000Z',
+      updatedAt: '2026-01-12T11:20:00.000Z',
+    },
+    create: { fullName: 'Ada Lovelace', email: 'ada@example.com', roleId: 'c1d7e4a2-8b3f-4e69-9a05-2f6b8d1c7e40' },
+  },
   list: {
     sort: ['created_at', 'full_name', 'email'],
     search: ['full_name', 'email'],
