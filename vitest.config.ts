@@ -3,8 +3,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * Files that must stay slow: they start the built server, the CLI, rendering processes or a
  * browser, break connections, or fill thousands of rows through the API. `npm test` runs every
- * file (CI runs it on both databases); while working, `npm run test:fast` leaves these out and
- * `npm run test:slow` runs only them.
+ * file but the fault tests (CI runs it on both databases); while working, `npm run test:fast`
+ * leaves these out and `npm run test:slow` runs only them. The fault tests (test/faults: a dead or
+ * stalled dependency, a lost connection, a lock; they wait out timeouts) run with
+ * `npm run test:faults`, which CI runs on both databases too.
  */
 const SLOW = [
   'test/platform/process.test.ts',
@@ -12,16 +14,16 @@ const SLOW = [
   'test/platform/query-plans.test.ts',
   'test/platform/sqlite-checkpoint.test.ts',
   'test/browser/**/*.test.ts',
-  'test/faults/**/*.test.ts',
   'src/shared/richtext/render-pool.test.ts',
   'src/modules/forms/forms.export.test.ts',
 ];
-const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | undefined;
+const FAULTS = ['test/faults/**/*.test.ts'];
+const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | 'faults' | undefined;
 
 export default defineConfig({
   test: {
-    include: only === 'slow' ? SLOW : ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: only === 'fast' ? [...configDefaults.exclude, ...SLOW] : configDefaults.exclude,
+    include: only === 'slow' ? SLOW : only === 'faults' ? FAULTS : ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(only === 'fast' ? SLOW : []), ...(only === 'faults' ? [] : FAULTS)],
     pool: 'forks',
     // One process per worker for every file: modules load once and the compiled serializers are
     // reused (plugins/serialization.ts). Each file still builds its own app on a fresh database.

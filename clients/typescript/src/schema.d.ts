@@ -11521,6 +11521,15 @@ export interface operations {
                     "application/json": components["schemas"]["ImportResult"];
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -13193,6 +13202,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -17362,6 +17380,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing or unknown site key */
             401: {
                 headers: {
@@ -18313,6 +18340,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -18331,8 +18367,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `PAYLOAD_TOO_LARGE`: the file is over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18438,6 +18501,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -18465,6 +18537,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `PAYLOAD_TOO_LARGE`: the file is over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation failed; `errors` names each field */
             422: {
                 headers: {
@@ -18476,6 +18566,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
