@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SETTLE_AFTER_MS, SETTLE_JOB } from '../../src/modules/media/media.service.js';
 import type { TestContext } from '../helpers/app.js';
 import { multipartBody } from '../helpers/http.js';
 import { s3Endpoint } from '../helpers/s3.js';
@@ -87,4 +92,79 @@ describe.skipIf(!s3Endpoint())('a stalled S3 store', () => {
     expect(served.statusCode).toBe(200);
     expect(served.headers['content-type']).toBe('image/png');
   }, 30_000);
+});
+
+describe.skipIf(!s3Endpoint())('a process killed (SIGKILL) between promoting a new file and committing its row', () => {
+  const faulty = useS3FaultApp(TIMEOUT_MS);
+  const root = path.resolve(import.meta.dirname, '../..');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-killed-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  /** Another instance on the same database and bucket (through the proxy), in its own process. */
+  async function otherInstance() {
+    const { ctx, proxy } = faulty;
+    const s3 = ctx.config.s3!;
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/fixtures/second-instance.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        SECOND_DATABASE_URL: ctx.config.databaseUrl,
+        SECOND_PG_SCHEMA: ctx.config.pgSchema ?? '',
+        SECOND_DATA_DIR: dataDir,
+        S3_BUCKET: s3.bucket,
+        S3_ENDPOINT: proxy.endpoint,
+        S3_ACCESS_KEY_ID: s3.accessKeyId!,
+        S3_SECRET_ACCESS_KEY: s3.secretAccessKey!,
+        S3_TIMEOUT_MS: '60000',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (chunk) => {
+        out += chunk;
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!).port);
+      });
+      child.on('exit', (code) => reject(new Error(`the other instance exited with ${code}`)));
+    });
+    return { child, base: `http://127.0.0.1:${port}` };
+  }
+
+  it('leaves the promoted objects and their pending job, which removes them when due; no row ever', async () => {
+    const { ctx, proxy } = faulty;
+    const api = await site(ctx.app);
+    const { child, base } = await otherInstance();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // The first object is copied to its key; the delete of its temporary key never answers.
+    proxy.inject((req) => S3_CALLS.deleteObject(req) && (req.url ?? '').includes('/tmp/'), 'stall');
+    const data = await sharp({ create: { width: 300, height: 20, channels: 3, background: 'navy' } })
+      .png()
+      .toBuffer();
+    const { payload, headers } = multipartBody([{ name: 'file', filename: 'killed.png', data }]);
+    const answer = fetch(`${base}/v1/media/upload`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${api.token}` },
+      body: new Uint8Array(payload),
+    }).catch((err: Error) => err);
+    for (let i = 0; i < 300 && proxy.faulted === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(proxy.faulted).toBe(1);
+    child.kill('SIGKILL');
+    await exited;
+    expect(await answer).toBeInstanceOf(Error);
+    proxy.heal();
+
+    const db = ctx.app.database.db;
+    const rows = async () => (await db.selectFrom('media_files').select('id').where('site_id', '=', api.siteId).execute()).length;
+    const pending = async () =>
+      (await db.selectFrom('jobs').select('payload').where('site_id', '=', api.siteId).where('type', '=', SETTLE_JOB).execute()).length;
+    const keys = () => ctx.app.storage.list(`media/${api.siteId}/`);
+    expect(await rows()).toBe(0);
+    expect(await pending()).toBe(1);
+    // The original reached its key before the process died.
+    expect((await keys()).filter((k) => k.endsWith('/original'))).toHaveLength(1);
+    await ctx.app.worker.runDueJobs(new Date(Date.now() + SETTLE_AFTER_MS + 1_000));
+    expect(await keys()).toEqual([]);
+    expect(await pending()).toBe(0);
+    expect(await rows()).toBe(0);
+  }, 60_000);
 });
