@@ -160,6 +160,7 @@ export const formsModule: AppModule = {
   name: 'forms',
   events: FORM_EVENTS,
   jobs(worker, { storage }) {
+    worker.handle(submissions.SETTLE_FILES_JOB, (_ctx, job) => submissions.settleFiles(storage, job.payload.keys as string[]));
     let sweptAt = 0;
     worker.task('forms.sweep_uploads', async () => {
       if (Date.now() - sweptAt < 600_000) return 0;

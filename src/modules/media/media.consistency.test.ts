@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql } from 'kysely';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
+import { buildTestApp, type TestContext } from '../../../test/helpers/app.js';
+import { failInsertsInto } from '../../../test/helpers/db-faults.js';
 import { multipartBody } from '../../../test/helpers/http.js';
 import { s3Endpoint } from '../../../test/helpers/s3.js';
 import { S3_CALLS, type S3FaultProxy, useS3FaultApp } from '../../../test/helpers/s3-faults.js';
@@ -36,22 +36,6 @@ async function state(ctx: TestContext, siteId: string) {
   };
 }
 
-/** Makes the next inserts of media rows fail inside the database (a commit that fails after promotion). */
-async function failMediaInserts(ctx: TestContext, on: boolean) {
-  const db = ctx.app.database.db;
-  if (TEST_DIALECT === 'sqlite') {
-    if (on) await sql.raw(`create trigger fail_media_insert before insert on media_files begin select raise(abort, 'injected failure'); end`).execute(db);
-    else await sql.raw('drop trigger fail_media_insert').execute(db);
-    return;
-  }
-  if (on) {
-    await sql
-      .raw(`create or replace function fail_media_insert() returns trigger as $$ begin raise exception 'injected failure'; end $$ language plpgsql`)
-      .execute(db);
-    await sql.raw('create trigger fail_media_insert before insert on media_files for each row execute function fail_media_insert()').execute(db);
-  } else await sql.raw('drop trigger fail_media_insert on media_files').execute(db);
-}
-
 /** Runs the jobs due `ms` from now. */
 const runJobsIn = (ctx: TestContext, ms: number) => ctx.app.worker.runDueJobs(new Date(Date.now() + ms));
 
@@ -60,12 +44,12 @@ function sharedCases(open: () => TestContext) {
     const ctx = open();
     const api = await site(ctx.app);
     const before = await state(ctx, api.siteId);
-    await failMediaInserts(ctx, true);
+    const restore = await failInsertsInto(ctx.app.database.db, 'media_files');
     try {
       const res = await upload(ctx, api, 'doomed.png');
       expect(res.status).toBe(500);
     } finally {
-      await failMediaInserts(ctx, false);
+      await restore();
     }
     expect(await state(ctx, api.siteId)).toEqual(before);
     expect((await upload(ctx, api, 'fine.png')).status).toBe(201);
@@ -147,7 +131,7 @@ describe.skipIf(!s3Endpoint())('on S3 (radosgw) behind a fault proxy', () => {
 
   it('when the store fails again while undoing, the pending job removes the promoted objects later', async () => {
     const api = await site(ctx.app);
-    await failMediaInserts(ctx, true);
+    const restore = await failInsertsInto(ctx.app.database.db, 'media_files');
     // Promotion succeeds, the commit fails, and the undo's listing and delete fail too.
     // (Promotion's own DeleteObject of each temporary key passes; the undo lists, then deletes in one POST.)
     proxy.inject((req) => (req.method === 'GET' && (req.url ?? '').includes('list-type')) || req.method === 'POST', '500');
@@ -155,7 +139,7 @@ describe.skipIf(!s3Endpoint())('on S3 (radosgw) behind a fault proxy', () => {
       expect((await upload(ctx, api, 'stuck.png')).status).toBe(500);
     } finally {
       proxy.heal();
-      await failMediaInserts(ctx, false);
+      await restore();
     }
     const left = await state(ctx, api.siteId);
     expect(left.rows).toBe(0);
