@@ -3,8 +3,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * Files that must stay slow: they start the built server, the CLI, rendering processes or a
  * browser, break connections, or fill thousands of rows through the API. `npm test` runs every
- * file (CI runs it on both databases); while working, `npm run test:fast` leaves these out and
- * `npm run test:slow` runs only them.
+ * file but the fault tests (CI runs it on both databases); while working, `npm run test:fast`
+ * leaves these out and `npm run test:slow` runs only them. The fault tests (test/faults: a dead or
+ * stalled dependency, a lost connection, a lock; they wait out timeouts) run with
+ * `npm run test:faults`, which CI runs on both databases too.
  */
 const SLOW = [
   'test/platform/process.test.ts',
@@ -12,15 +14,15 @@ const SLOW = [
   'test/platform/query-plans.test.ts',
   'test/platform/sqlite-checkpoint.test.ts',
   'test/browser/**/*.test.ts',
-  'test/faults/**/*.test.ts',
   'src/shared/richtext/render-pool.test.ts',
   'src/modules/forms/forms.export.test.ts',
 ];
 /**
- * Fault tests that take a process or the machine into a bad state for seconds (a stopped Redis,
- * a flood of connections, a full disk): `npm run test:faults` runs them, `npm test` does not.
+ * Fault tests: test/faults wait out timeouts (a dead, stalled or cut dependency, a lock);
+ * test/faults-slow take a process or the machine into a bad state for seconds (a stopped Redis,
+ * a flood of connections, a full disk). `npm run test:faults` runs them, `npm test` does not.
  */
-const FAULTS = ['test/faults-slow/**/*.test.ts'];
+const FAULTS = ['test/faults/**/*.test.ts', 'test/faults-slow/**/*.test.ts'];
 const only = process.env.CAIRN_TESTS as 'fast' | 'slow' | 'faults' | undefined;
 
 export default defineConfig({

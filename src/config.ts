@@ -21,6 +21,8 @@ export interface Config {
   publicUrl: string;
   /** The base of media file URLs (a CDN in front of /files); PUBLIC_URL when unset (decisions M5). */
   mediaPublicUrl: string;
+  /** How long an upload from a URL may take in all, every redirect, the answer's headers and its body (MEDIA_FETCH_TIMEOUT_MS). */
+  mediaFetchTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimit: { max: number; publicMax: number; windowMs: number };
   allowPrivateNetwork: boolean;
@@ -70,9 +72,18 @@ export interface Config {
   /**
    * Where files are kept: local disk under `dataDir/files` (null), or an S3-compatible bucket
    * (S3_BUCKET set). forcePathStyle: `endpoint/bucket/key` addressing, which MinIO, Ceph and most
-   * self-hosted stores need; on by default when an endpoint is given.
+   * self-hosted stores need; on by default when an endpoint is given. timeoutMs: how long one
+   * request to the store may wait for its answer (S3_TIMEOUT_MS); a stalled store is a 503.
    */
-  s3: { endpoint: string | null; bucket: string; region: string; accessKeyId: string | null; secretAccessKey: string | null; forcePathStyle: boolean } | null;
+  s3: {
+    endpoint: string | null;
+    bucket: string;
+    region: string;
+    accessKeyId: string | null;
+    secretAccessKey: string | null;
+    forcePathStyle: boolean;
+    timeoutMs: number;
+  } | null;
   /**
    * Whether forwarded client addresses (`X-Forwarded-For`) are believed (decisions A4): false
    * (default: the socket's address), true (any proxy), a hop count, or a comma list of proxy
@@ -154,6 +165,7 @@ function s3Config(env: NodeJS.ProcessEnv): Config['s3'] {
     accessKeyId,
     secretAccessKey,
     forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', endpoint !== null),
+    timeoutMs: integer(env, 'S3_TIMEOUT_MS', 10_000, 100, 600_000),
   };
 }
 
@@ -193,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     publicUrl: url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
     mediaPublicUrl: url(env, 'MEDIA_PUBLIC_URL', null, ['http:', 'https:']) ?? url(env, 'PUBLIC_URL', `http://${host}:${port}`, ['http:', 'https:'])!,
+    mediaFetchTimeoutMs: integer(env, 'MEDIA_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
     logLevel,
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),

@@ -1,10 +1,12 @@
 import type { Readable } from 'node:stream';
 import { type TObject, Type } from 'typebox';
 import { parse } from 'csv-parse';
+import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { validationFieldErrors } from '../plugins/errors.js';
 import { compileSchema } from '../plugins/validation.js';
 import { AppError, invalid } from '../shared/errors.js';
+import { multipartParts } from '../shared/multipart.js';
 import { named, ref } from '../shared/schemas.js';
 
 /**
@@ -78,7 +80,10 @@ export function importReader<T>(format: ImportFormat) {
 
   /** A CSV file (RFC 4180, UTF-8, optional BOM, header row required); empty cells are left out (defaults apply). */
   async function fromCsv(stream: Readable): Promise<ImportRow<T>[]> {
-    const parser = stream.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: false, max_record_size: 65_536 }));
+    const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: false, max_record_size: 65_536 });
+    // pipe() passes no error on: a body cut mid-file (its stream failed, maybe already) would leave the parser waiting forever.
+    if (stream.errored) parser.destroy(stream.errored);
+    else stream.once('error', (err) => parser.destroy(err)).pipe(parser);
     const out: ImportRow<T>[] = [];
     let header: Array<string | null> | null = null;
     try {
@@ -112,7 +117,12 @@ export function importReader<T>(format: ImportFormat) {
   /** The rows of an import request, from its JSON body or its multipart file. */
   async function fromRequest(req: FastifyRequest): Promise<ImportRow<T>[]> {
     if (!req.isMultipart()) return fromJson((req.body as { entries: unknown[] }).entries);
-    const part = await req.file({ limits: { fileSize: format.maxFileBytes, files: 1 } });
+    let part: Extract<Multipart, { type: 'file' }> | null = null;
+    for await (const p of multipartParts(req, { limits: { fileSize: format.maxFileBytes, files: 1 } })) {
+      if (p.type !== 'file') continue;
+      part = p;
+      break;
+    }
     if (!part) throw new AppError('VALIDATION_FAILED', { message: 'The multipart body has no file.', errors: { file: ['is required'] } });
     const rows = await fromCsv(part.file);
     if (part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', { message: `The CSV file is larger than ${format.maxFileBytes} bytes.` });

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type ErrorBody, type FieldErrors, invalid, isDiskFull } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
 import { FORMAT_MESSAGES } from '../shared/formats.js';
+import { isMalformedMultipart, malformedMessage } from '../shared/multipart.js';
 
 interface AjvError {
   instancePath: string;
@@ -110,6 +111,7 @@ export function toErrorBody(error: FastifyError & { validation?: AjvError[]; val
     const [firstPath, firstMessages] = Object.entries(errors)[0] ?? ['body', ['is invalid']];
     return body(422, 'VALIDATION_FAILED', `${firstPath} ${firstMessages[0]}`, errors);
   }
+  if (isMalformedMultipart(error)) return new AppError('BAD_REQUEST', { message: malformedMessage(error) }).toBody();
   const fault = classifyDbError(error);
   if (fault) return dbFaultError(fault).toBody();
   if (isDiskFull(error)) return new AppError('STORAGE_FULL').toBody();

@@ -133,8 +133,10 @@ export class FetchRefused extends Error {}
 /**
  * A GET of an address a user typed in (media upload-from-url, decisions M2): http(s) only, every
  * address checked at every hop (IP literals here, names through the guarded lookup), at most
- * `maxRedirects` redirects, no answer within `timeoutMs` refused. Resolves with the 2xx answer's
- * body stream (the caller caps what it reads); refusals are a `FetchRefused` saying why.
+ * `maxRedirects` redirects. One deadline, `timeoutMs` from the call, bounds the whole fetch: every
+ * hop, the answer's headers (a server may send them a byte a second) and the body; past it the
+ * request, or the body the caller reads, fails with a `FetchRefused`. Resolves with the 2xx
+ * answer's body stream (the caller caps what it reads); refusals are a `FetchRefused` saying why.
  */
 export async function getGuarded(
   url: string,
@@ -147,44 +149,61 @@ export async function getGuarded(
   } catch {
     throw new FetchRefused('is not a URL');
   }
-  for (let hop = 0; ; hop++) {
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new FetchRefused('must use http or https');
-    if (isIP(urlHost(target))) {
-      try {
-        await resolvePublic(urlHost(target), guard);
-      } catch (err) {
-        throw new FetchRefused(`points to an address that is not public (${(err as Error).message})`);
+  const late = () => new FetchRefused(`took longer than ${settings.timeoutMs} ms`);
+  // What the deadline ends: the request waiting for its answer, then the body being read.
+  let current: { destroy(err: Error): void } | null = null;
+  let expired = false;
+  const deadline = setTimeout(() => {
+    expired = true;
+    current?.destroy(late());
+  }, settings.timeoutMs);
+  try {
+    for (let hop = 0; ; hop++) {
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new FetchRefused('must use http or https');
+      if (isIP(urlHost(target))) {
+        try {
+          await resolvePublic(urlHost(target), guard);
+        } catch (err) {
+          throw new FetchRefused(`points to an address that is not public (${(err as Error).message})`);
+        }
       }
+      if (expired) throw late();
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const transport = target.protocol === 'https:' ? https : http;
+        const req = transport.get(
+          target,
+          { agent: false, lookup: guardedLookup(guard) as never, headers: { accept: '*/*', 'user-agent': 'Cairn media fetch' } },
+          resolve,
+        );
+        current = req;
+        req.on('error', (err) =>
+          reject(
+            err instanceof BlockedAddressError
+              ? new FetchRefused(`points to an address that is not public (${err.message})`)
+              : err instanceof FetchRefused
+                ? err
+                : new FetchRefused(`cannot be fetched (${(err as NodeJS.ErrnoException).code ?? err.message})`),
+          ),
+        );
+      });
+      current = res;
+      const code = res.statusCode ?? 0;
+      if (code >= 300 && code < 400 && res.headers.location) {
+        res.destroy();
+        if (hop >= settings.maxRedirects) throw new FetchRefused(`redirects more than ${settings.maxRedirects} times`);
+        target = new URL(res.headers.location, target);
+        continue;
+      }
+      if (code < 200 || code >= 300) {
+        res.destroy();
+        throw new FetchRefused(`answered HTTP ${code}`);
+      }
+      // The deadline now bounds the body; it ends with the body, however the caller stops reading.
+      res.once('close', () => clearTimeout(deadline));
+      return { body: res, finalUrl: target };
     }
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const transport = target.protocol === 'https:' ? https : http;
-      const req = transport.get(
-        target,
-        { agent: false, lookup: guardedLookup(guard) as never, headers: { accept: '*/*', 'user-agent': 'Cairn media fetch' } },
-        resolve,
-      );
-      req.setTimeout(settings.timeoutMs, () => req.destroy(new FetchRefused(`gave no answer within ${settings.timeoutMs} ms`)));
-      req.on('error', (err) =>
-        reject(
-          err instanceof BlockedAddressError
-            ? new FetchRefused(`points to an address that is not public (${err.message})`)
-            : err instanceof FetchRefused
-              ? err
-              : new FetchRefused(`cannot be fetched (${(err as NodeJS.ErrnoException).code ?? err.message})`),
-        ),
-      );
-    });
-    const code = res.statusCode ?? 0;
-    if (code >= 300 && code < 400 && res.headers.location) {
-      res.resume();
-      if (hop >= settings.maxRedirects) throw new FetchRefused(`redirects more than ${settings.maxRedirects} times`);
-      target = new URL(res.headers.location, target);
-      continue;
-    }
-    if (code < 200 || code >= 300) {
-      res.resume();
-      throw new FetchRefused(`answered HTTP ${code}`);
-    }
-    return { body: res, finalUrl: target };
+  } catch (err) {
+    clearTimeout(deadline);
+    throw err;
   }
 }

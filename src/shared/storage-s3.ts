@@ -16,9 +16,10 @@ import { AppError } from './errors.js';
 import type { FileStorage } from './storage.js';
 
 /** A storage fault as the client sees it: a 503 (with Retry-After), never the SDK's internals. */
-function unavailable(err: unknown): AppError {
+function unavailable(err: unknown, timeoutMs: number): AppError {
   const detail = err instanceof Error ? err.name : 'error';
-  return new AppError('SERVICE_UNAVAILABLE', { message: `File storage is unavailable (${detail}); retry after the number of seconds in Retry-After.` });
+  const what = detail === 'TimeoutError' ? `did not answer within ${timeoutMs} ms` : `is unavailable (${detail})`;
+  return new AppError('SERVICE_UNAVAILABLE', { message: `File storage ${what}; retry after the number of seconds in Retry-After.` });
 }
 
 const notFound = (err: unknown) =>
@@ -33,9 +34,11 @@ const notFound = (err: unknown) =>
 export class S3Storage implements FileStorage {
   readonly client: S3Client;
   private readonly bucket: string;
+  private readonly timeoutMs: number;
 
   constructor(options: NonNullable<Config['s3']>) {
     this.bucket = options.bucket;
+    this.timeoutMs = options.timeoutMs;
     this.client = new S3Client({
       region: options.region,
       endpoint: options.endpoint ?? undefined,
@@ -43,9 +46,11 @@ export class S3Storage implements FileStorage {
       credentials: options.accessKeyId ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey! } : undefined,
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      // A dead store fails the request in seconds, not after the SDK's default minutes.
+      // A dead or stalled store fails the request in seconds, not after the SDK's default minutes:
+      // each attempt has until requestTimeout for its answer (the handler only warns past it unless
+      // told to throw, so a store that takes the body and never answers held a request forever).
       maxAttempts: 2,
-      requestHandler: { connectionTimeout: 3_000, requestTimeout: 60_000 },
+      requestHandler: { connectionTimeout: 3_000, requestTimeout: options.timeoutMs, throwOnRequestTimeout: true },
     });
   }
 
@@ -59,7 +64,7 @@ export class S3Storage implements FileStorage {
       return await run();
     } catch (err) {
       if (err instanceof AppError) throw err;
-      throw unavailable(err);
+      throw unavailable(err, this.timeoutMs);
     }
   }
 
@@ -86,9 +91,13 @@ export class S3Storage implements FileStorage {
     try {
       await upload.done();
     } catch (err) {
-      await this.discard(tempKey).catch(() => {});
-      if (failure) throw failure;
-      throw unavailable(err);
+      if (failure) {
+        await this.discard(tempKey).catch(() => {});
+        throw failure;
+      }
+      // The store failed: the request answers now, the clean-up may wait on the store (sweepTemporary removes what it leaves).
+      void this.discard(tempKey).catch(() => {});
+      throw unavailable(err, this.timeoutMs);
     }
     return { tempKey, bytes };
   }
@@ -115,7 +124,7 @@ export class S3Storage implements FileStorage {
     } catch (err) {
       if (notFound(err)) return null;
       if (err instanceof S3ServiceException && err.name === 'InvalidRange') return null;
-      throw unavailable(err);
+      throw unavailable(err, this.timeoutMs);
     }
   }
 

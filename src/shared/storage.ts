@@ -12,8 +12,9 @@ import { type Config, ConfigError } from '../config.js';
  * service (`private/forms/<site>/<form>/<uuid>`), never from a client's file name.
  *
  * A file and its row are never out of step: an upload is written under a temporary key first
- * (`upload`), the row is committed, then the file is promoted to its key (`promote`); a failed
- * request discards the temporary file, and `sweepTemporary` removes what a crash left behind.
+ * (`upload`) and promoted to its key (`promote`) around the commit of its row (media promote
+ * first and record what to undo, media.service.ts storeUpload); a failed request discards the
+ * temporary file, and `sweepTemporary` removes what a crash left behind.
  */
 export interface FileStorage {
   /** Streams `body` to a new temporary key; `inspect` sees each chunk and may throw to stop it. */
@@ -74,6 +75,7 @@ export class LocalDiskStorage implements FileStorage {
     const tempKey = `tmp/${randomUUID()}`;
     const target = this.file(tempKey);
     let bytes = 0;
+    const file = createWriteStream(target, { flags: 'wx' });
     try {
       await pipeline(
         body,
@@ -84,9 +86,12 @@ export class LocalDiskStorage implements FileStorage {
             yield chunk;
           }
         },
-        createWriteStream(target, { flags: 'wx' }),
+        file,
       );
     } catch (err) {
+      // A source that failed at once fails the pipeline before the file is even opened: removed
+      // before then, it would be created afterwards and left behind.
+      if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
       await fs.rm(target, { force: true });
       throw err;
     }
@@ -119,7 +124,12 @@ export class LocalDiskStorage implements FileStorage {
   }
 
   async deletePrefix(prefix: string) {
-    await fs.rm(this.file(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+    try {
+      await fs.rm(this.file(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+    } catch (err) {
+      // A file where a directory of the prefix would be: nothing is stored under it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+    }
   }
 
   async list(prefix: string) {

@@ -24,7 +24,7 @@ export async function testBucket(): Promise<{ config: NonNullable<Config['s3']>;
   const s3 = client(endpoint);
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   return {
-    config: { endpoint, bucket, region: 'us-east-1', accessKeyId: 'TESTAK', secretAccessKey: 'TESTSECRET', forcePathStyle: true },
+    config: { endpoint, bucket, region: 'us-east-1', accessKeyId: 'TESTAK', secretAccessKey: 'TESTSECRET', forcePathStyle: true, timeoutMs: 10_000 },
     async remove() {
       for (;;) {
         const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));

@@ -111,6 +111,7 @@ describe.skipIf(!s3Endpoint())('S3', () => {
       accessKeyId: 'a',
       secretAccessKey: 'b',
       forcePathStyle: true,
+      timeoutMs: 10_000,
     });
     const started = Date.now();
     for (const attempt of [() => store.read('media/x'), () => store.upload(Readable.from([Buffer.from('x')])), () => store.delete('media/x')]) {

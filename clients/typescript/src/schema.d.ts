@@ -13137,6 +13137,15 @@ export interface operations {
                     "application/json": components["schemas"]["ImportResult"];
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -14681,6 +14690,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired token */
@@ -18554,6 +18572,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing or unknown site key */
             401: {
                 headers: {
@@ -19433,6 +19460,15 @@ export interface operations {
                     "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -19451,8 +19487,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `PAYLOAD_TOO_LARGE`: the file is over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19542,6 +19605,15 @@ export interface operations {
                     "application/json": components["schemas"]["MediaFileResponse"];
                 };
             };
+            /** @description `BAD_REQUEST`: the multipart body cannot be read (no boundary, cut short, not multipart data) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, unknown, revoked or expired token */
             401: {
                 headers: {
@@ -19569,6 +19641,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `PAYLOAD_TOO_LARGE`: the file is over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation failed; `errors` names each field */
             422: {
                 headers: {
@@ -19580,6 +19670,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

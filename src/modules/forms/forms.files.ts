@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { FieldIssue } from '../../shared/field-schema/index.js';
+import { multipartParts } from '../../shared/multipart.js';
 import { type FileStorage, sniffType } from '../../shared/storage.js';
 import type { FormField } from './forms.fields.js';
 
@@ -51,7 +52,7 @@ export async function readMultipart(req: FastifyRequest, fields: readonly FormFi
   const files = new Map<string, UploadedFile>();
   const issues: FieldIssue[] = [];
   // A few parts beyond the form's file fields are read and dropped (a page may send more than the form has).
-  const parts = req.parts({ limits: { files: fileFields.size + 5, fileSize: MAX_MB * 1024 * 1024, fields: 200, fieldSize: 100_000, parts: 250 } });
+  const parts = multipartParts(req, { limits: { files: fileFields.size + 5, fileSize: MAX_MB * 1024 * 1024, fields: 200, fieldSize: 100_000, parts: 250 } });
   try {
     for await (const part of parts) {
       const name = part.fieldname;

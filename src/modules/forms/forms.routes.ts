@@ -15,6 +15,7 @@ import { parseJson } from '../../db/json.js';
 import type { Db } from '../../db/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { FORM_EVENTS } from './forms.events.js';
+import { MULTIPART_ERRORS } from '../../shared/multipart.js';
 
 const tags = ['Forms'];
 const FormParams = Type.Object({ id: Id() });
@@ -123,7 +124,11 @@ function publicRoutes(app: App, db: Db, secrets: SecretBox, allowPrivateNetwork:
         // Described for the JSON body only, so generated clients type it: Fastify validates a body per
         // declared content type and leaves the HTML form posts (urlencoded, multipart) to the handler.
         body: { content: { 'application/json': { schema: FormValuesBody } } },
-        response: { 201: Data(Type.Object({ message: Type.String() })), 303: { description: "To the form's redirectUrl", type: 'null' } },
+        response: {
+          201: Data(Type.Object({ message: Type.String() })),
+          303: { description: "To the form's redirectUrl", type: 'null' },
+          ...MULTIPART_ERRORS,
+        },
       },
     },
     async (req, reply) => {
@@ -158,6 +163,7 @@ export const formsModule: AppModule = {
   name: 'forms',
   events: FORM_EVENTS,
   jobs(worker, { storage }) {
+    worker.handle(submissions.SETTLE_FILES_JOB, (_ctx, job) => submissions.settleFiles(storage, job.payload.keys as string[]));
     let sweptAt = 0;
     worker.task('forms.sweep_uploads', async () => {
       if (Date.now() - sweptAt < 600_000) return 0;

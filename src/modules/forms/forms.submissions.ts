@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { now, parseJson, toJson } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
-import { emitEvent } from '../../jobs/outbox.js';
+import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import type { ListSpec } from '../../kit/repository.js';
 import { listQueryFor } from '../../kit/repository.js';
 import { csvLine } from '../../shared/csv.js';
@@ -244,6 +245,15 @@ export interface VisitorSubmission {
   upload?: Upload;
 }
 
+/** A submission's files promoted and its row not yet committed are removed this long after (settleFiles). */
+export const SETTLE_FILES_AFTER_MS = 3_600_000;
+export const SETTLE_FILES_JOB = 'forms.settle_files';
+
+/** Removes files promoted for a submission that was never committed (the job's payload: their keys). */
+export async function settleFiles(storage: FileStorage, keys: readonly string[]): Promise<void> {
+  for (const key of keys) await storage.delete(key);
+}
+
 export async function submit(deps: SubmitDeps, submission: VisitorSubmission) {
   const { upload } = submission;
   try {
@@ -277,34 +287,55 @@ async function store({ db, secrets, allowPrivateNetwork }: SubmitDeps, { form, i
   if (!spam && issues.length) throw issuesError('VALIDATION_FAILED', issues);
   const status: SubmissionStatus = spam ? 'spam' : 'new';
   const siteId = form.site_id;
-  await db.transaction().execute(async (tx) => {
-    const at = now();
-    const id = await repo.insertSubmission(tx, {
-      site_id: siteId,
-      form_id: Number(form.id),
-      status,
-      data: toJson(checked.data),
-      search_text: searchText(checked.data),
-      ip_address: visitor.ip,
-      user_agent: visitor.userAgent?.slice(0, 500) ?? null,
-      created_at: at,
-    });
-    if (spam) return;
-    await repo.addToCount(tx, siteId, Number(form.id), 1);
-    await emitEvent(
-      tx,
-      siteId,
-      'form.submitted',
-      { formId: Number(form.id), formSlug: form.slug, locale: form.locale, submissionId: id, data: checked.data, createdAt: at },
-      at,
-    );
-  });
-  // Committed: the files move to their keys (spam's are discarded).
-  if (upload) {
-    for (const f of files.values()) {
-      if (spam) await upload.storage.discard(f.tempKey);
-      else await upload.storage.promote(f.tempKey, fileKey(siteId, Number(form.id), f.fileId));
-    }
+  // The files move to their keys before the row is committed (spam's are discarded after), so a
+  // stored submission always has its files; a pending job removes them if the row never comes
+  // (a failed commit whose undo failed too, a process killed in between; issue 36 item 1).
+  const kept = spam || !upload ? [] : [...files.values()].map((f) => ({ tempKey: f.tempKey, key: fileKey(siteId, Number(form.id), f.fileId) }));
+  const settle = kept.length ? `${SETTLE_FILES_JOB}:${randomUUID()}` : null;
+  if (settle) {
+    const runAt = new Date(Date.now() + SETTLE_FILES_AFTER_MS).toISOString();
+    await scheduleJob(db, { siteId, type: SETTLE_FILES_JOB, key: settle, payload: { keys: kept.map((f) => f.key) }, runAt });
   }
+  try {
+    for (const f of kept) await upload!.storage.promote(f.tempKey, f.key);
+    await db.transaction().execute(async (tx) => {
+      const at = now();
+      const id = await repo.insertSubmission(tx, {
+        site_id: siteId,
+        form_id: Number(form.id),
+        status,
+        data: toJson(checked.data),
+        search_text: searchText(checked.data),
+        ip_address: visitor.ip,
+        user_agent: visitor.userAgent?.slice(0, 500) ?? null,
+        created_at: at,
+      });
+      if (settle) await cancelJob(tx, siteId, settle);
+      if (spam) return;
+      await repo.addToCount(tx, siteId, Number(form.id), 1);
+      await emitEvent(
+        tx,
+        siteId,
+        'form.submitted',
+        { formId: Number(form.id), formSlug: form.slug, locale: form.locale, submissionId: id, data: checked.data, createdAt: at },
+        at,
+      );
+    });
+  } catch (err) {
+    // Nothing committed: the promoted files go now, and the job with them; if the store fails again, the job removes them later.
+    if (settle) {
+      try {
+        await settleFiles(
+          upload!.storage,
+          kept.map((f) => f.key),
+        );
+        await cancelJob(db, siteId, settle);
+      } catch {
+        // the job stays
+      }
+    }
+    throw err;
+  }
+  if (spam && upload) for (const f of files.values()) await upload.storage.discard(f.tempKey);
   return { message: form.success_message ?? 'Thank you.' };
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../shared/errors.js';
 import { notModified } from '../../shared/http-cache.js';
 import type { FileStorage } from '../../shared/storage.js';
 import type { FileBytesCache } from './media.cache.js';
@@ -13,6 +14,15 @@ function byteRange(m: RegExpExecArray, size: number): { start: number; end: numb
   const start = m[1] ? Number(m[1]) : Math.max(0, size - Number(m[2]));
   const end = m[1] && m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
   return start >= size || start > end ? null : { start, end };
+}
+
+/**
+ * A row whose object is gone (a store that lost it, a delete between two reads): a 404 like any
+ * missing file, as JSON, without the object's headers (a CDN must not keep the 404 for a day).
+ */
+function gone(reply: FastifyReply) {
+  for (const name of ['etag', 'cache-control', 'accept-ranges', 'vary', 'content-security-policy']) reply.removeHeader(name);
+  return reply.code(404).type('application/json; charset=utf-8').send(FILE_NOT_FOUND);
 }
 
 const unsatisfiable = (reply: FastifyReply, size: number) => reply.code(416).header('content-range', `bytes */${size}`).send();
@@ -45,19 +55,26 @@ export async function sendStoredFile(
   const range = given && (given[1] || given[2]) ? given : null;
   let body = cache.get(file.key, file.etag);
   if (!body && file.make) {
-    body = await file.make();
+    try {
+      body = await file.make();
+    } catch (err) {
+      if (err instanceof AppError && err.statusCode === 404) return gone(reply);
+      throw err;
+    }
     cache.set(file.key, file.etag, body);
   }
   if (!body) {
     const whole = await storage.read(file.key);
-    if (!whole) return reply.code(404).send(FILE_NOT_FOUND);
+    if (!whole) return gone(reply);
     if (whole.bytes > cache.maxFileBytes) {
       if (!range) return reply.header('content-length', String(whole.bytes)).send(whole.stream);
       whole.stream.destroy();
       const r = byteRange(range, whole.bytes);
       if (!r) return unsatisfiable(reply, whole.bytes);
       const part = await storage.read(file.key, r);
-      return partial(reply, r, whole.bytes).send(part!.stream);
+      // Removed between the two reads (a delete, a replace): gone, as the first read would have said.
+      if (!part) return gone(reply);
+      return partial(reply, r, whole.bytes).send(part.stream);
     }
     body = await toBuffer(whole.stream);
     cache.set(file.key, file.etag, body);

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken } from '../../../test/helpers/app.js';
@@ -89,4 +89,66 @@ describe('upload from a URL (decisions M2)', () => {
       await strict.close();
     }
   });
+});
+
+describe('upload from a URL: one deadline for the whole fetch (issue 36 item 4)', () => {
+  /**
+   * A server that trickles its answer a byte every 100 ms: the head (`what: 'head'`, never
+   * finished within the deadline) or, after a whole head, the body. Records when each socket closes.
+   */
+  async function trickler(what: 'head' | 'body') {
+    const closed: number[] = [];
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      const head = `HTTP/1.1 200 OK\r\ncontent-type: image/png\r\nx-padding: ${'a'.repeat(200)}\r\n\r\n`;
+      let sent = 0;
+      if (what === 'body') socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100000\r\n\r\n');
+      const timer = setInterval(() => {
+        socket.write(what === 'head' ? head[sent++ % head.length]! : 'x');
+      }, 100);
+      socket.on('close', () => {
+        clearInterval(timer);
+        sockets.delete(socket);
+        closed.push(Date.now());
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow.png`,
+      closed,
+      close: () => {
+        for (const s of sockets) s.destroy();
+        return new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  for (const what of ['head', 'body'] as const) {
+    it(`a target that trickles its ${what === 'head' ? 'response headers' : 'body'} ends at the deadline with a 422, its socket closed, nothing stored`, async () => {
+      const app = await buildTestApp({ mediaFetchTimeoutMs: 1_000 });
+      const target = await trickler(what);
+      try {
+        const s = await createSiteWithToken(app.app);
+        const api = client(app.app, s.token);
+        const started = Date.now();
+        const res = await api.post('/v1/media/upload-from-url', { url: target.url });
+        const took = Date.now() - started;
+        expect422(res, 'URL_FETCH_FAILED', ['url']);
+        expect(res.body.errors.url[0]).toBe('The URL took longer than 1000 ms.');
+        // The deadline (1 s) and a margin for a loaded machine, far below the trickle's own end (never).
+        expect(took).toBeGreaterThanOrEqual(1_000);
+        expect(took).toBeLessThan(5_000);
+        // The outbound connection is gone too, not left open behind the answer.
+        for (let i = 0; i < 50 && target.closed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(target.closed).toHaveLength(1);
+        expect((await api.get('/v1/media')).body.meta.total).toBe(0);
+        expect(await app.app.storage.list('')).toEqual([]);
+      } finally {
+        await target.close();
+        await app.close();
+      }
+    });
+  }
 });

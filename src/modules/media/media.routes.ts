@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { type ListSpec, listQueryFor } from '../../kit/repository.js';
 import { Data, HttpUrl, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
+import { MULTIPART_ONLY_ERRORS, multipartParts } from '../../shared/multipart.js';
 import { pageMeta } from '../../shared/pagination.js';
 import type { AppModule } from '../types.js';
 import { MAX_HEIGHT, VARIANT_WIDTHS } from './media.images.js';
@@ -180,10 +181,15 @@ export const mediaModule: AppModule<FileBytesCache> = {
           description:
             'Parts: `file` (required; at most 50 MiB, one byte more is a 413 and nothing is stored), `alt`, `title`, `folderId`, and for images `maxWidth` (100-4000), `quality` (50-100), `optimize` (true: re-encode as WebP). The type is read from the bytes. Raster images are decoded and written again (orientation applied, location metadata dropped) with variants 150, 400, 800 and 1200 px wide, never upscaled; animations keep their frames; SVG is stored as sent and served sandboxed.',
           consumes: ['multipart/form-data'],
-          response: { 201: Data(ref(MediaFile)) },
+          response: {
+            201: Data(ref(MediaFile)),
+            ...MULTIPART_ONLY_ERRORS,
+            413: { $ref: 'Error#', description: '`PAYLOAD_TOO_LARGE`: the file is over 50 MiB' },
+            503: { $ref: 'Error#', description: '`SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored' },
+          },
         },
       },
-      async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, req.parts(service.UPLOAD_PARTS as never), base) }),
+      async (req, reply) => reply.code(201).send({ data: await service.upload(db, storage, req.auth.siteId, multipartParts(req, service.UPLOAD_PARTS), base) }),
     );
 
     app.post(
@@ -207,7 +213,12 @@ export const mediaModule: AppModule<FileBytesCache> = {
         },
       },
       async (req, reply) =>
-        reply.code(201).send({ data: await service.uploadFromUrl(db, storage, req.auth.siteId, req.body, base, config.allowPrivateNetwork) }),
+        reply.code(201).send({
+          data: await service.uploadFromUrl(db, storage, req.auth.siteId, req.body, base, {
+            timeoutMs: config.mediaFetchTimeoutMs,
+            allowPrivateNetwork: config.allowPrivateNetwork,
+          }),
+        }),
     );
 
     app.post(
@@ -221,10 +232,15 @@ export const mediaModule: AppModule<FileBytesCache> = {
           description: 'The same multipart parts as an upload (`file`, `maxWidth`, `quality`, `optimize`). The served name stays, whatever the new type.',
           params: Params,
           consumes: ['multipart/form-data'],
-          response: { 200: Data(ref(MediaFile)) },
+          response: {
+            200: Data(ref(MediaFile)),
+            ...MULTIPART_ONLY_ERRORS,
+            413: { $ref: 'Error#', description: '`PAYLOAD_TOO_LARGE`: the file is over 50 MiB' },
+            503: { $ref: 'Error#', description: '`SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored' },
+          },
         },
       },
-      async (req) => ({ data: await service.replace(db, storage, req.auth.siteId, req.params.id, req.parts(service.UPLOAD_PARTS as never), base) }),
+      async (req) => ({ data: await service.replace(db, storage, req.auth.siteId, req.params.id, multipartParts(req, service.UPLOAD_PARTS), base) }),
     );
 
     app.get(
@@ -351,6 +367,7 @@ export const mediaModule: AppModule<FileBytesCache> = {
   },
 
   jobs(worker, { db, storage }) {
+    worker.handle(service.SETTLE_JOB, (_ctx, job) => service.settleJob(db, storage, job.siteId, String(job.payload.id)));
     // Trashed files past TRASH_DAYS are purged (decisions M3); at most every ten minutes.
     let purgedAt = 0;
     worker.task('media.purge_trash', async () => {

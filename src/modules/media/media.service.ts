@@ -5,7 +5,7 @@ import { now, parseJson, toJson } from '../../db/json.js';
 import type { Db, Executor } from '../../db/types.js';
 import { AppError, invalid, isDiskFull, notFound } from '../../shared/errors.js';
 import { slugify } from '../../shared/slug.js';
-import { emitEvent } from '../../jobs/outbox.js';
+import { cancelJob, emitEvent, scheduleJob } from '../../jobs/outbox.js';
 import { FetchRefused, getGuarded } from '../../shared/outbound.js';
 import { type FileStorage, mediaPrefix, sniffType } from '../../shared/storage.js';
 import { type DerivativeSpec, isRaster, negotiatedFormat, processImage, renderDerivative, VARIANT_NAMES } from './media.images.js';
@@ -126,7 +126,7 @@ export async function toBuffer(stream: Readable): Promise<Buffer> {
  * An upload (decisions M1, M8, G21): the multipart body read as a stream (the scope was checked
  * before a byte was read), the file written to a temporary key while it arrives, 413 beyond
  * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
- * The row is committed, then the stored objects are promoted; any failure leaves neither.
+ * The stored objects are promoted, then the row is committed; any failure leaves neither.
  */
 type StreamedFile = { tempKey: string; size: number; head: Buffer; name: string };
 
@@ -187,7 +187,7 @@ async function withTemps<T>(storage: FileStorage, work: (temps: string[]) => Pro
  * An upload (decisions M1, M8, G21): the multipart body read as a stream (the scope was checked
  * before a byte was read), the file written to a temporary key while it arrives, 413 beyond
  * 50 MiB; its type from its bytes; raster images decoded and written again with their variants.
- * The row is committed, then the stored objects are promoted; any failure leaves neither.
+ * The stored objects are promoted, then the row is committed (storeUpload); any failure leaves neither.
  */
 export function upload(db: Db, storage: FileStorage, siteId: string, parts: MultipartParts, baseUrl: string) {
   return withTemps(storage, async (temps) => {
@@ -249,10 +249,27 @@ async function promoteAll(storage: FileStorage, objects: Prepared['objects'], te
   }
 }
 
+/** A new file's objects promoted and its row not yet committed are removed this long after, by the worker (see settleJob). */
+export const SETTLE_AFTER_MS = 3_600_000;
+export const SETTLE_JOB = 'media.settle';
+const settleKey = (id: string) => `${SETTLE_JOB}:${id}`;
+
+/**
+ * Removes a new file's objects when its row was never committed: what a failed upload could not
+ * clean up itself (the store failed again) or a killed process left between promotion and commit.
+ * The row committed, the job was cancelled in its transaction; if it runs anyway, the row keeps them.
+ */
+export async function settleJob(db: Executor, storage: FileStorage, siteId: string, id: string): Promise<void> {
+  if (!(await repo.findMedia(db, siteId, id))) await storage.deletePrefix(mediaPrefix(siteId, id));
+}
+
 /**
  * A file already streamed to a temporary key (`temps` holds the temporary keys the caller discards
- * at the end; the promoted ones are taken out): checked, images processed, the row committed, the
- * objects promoted. Shared by uploads and, later, uploads from a URL.
+ * at the end; the promoted ones are taken out): checked, images processed, the objects promoted,
+ * then the row committed, so a listed row always has its objects (issue 36 item 1). Before the
+ * promotion a pending job is recorded that removes the objects unless the row exists by then (a
+ * process killed between promotion and commit); a failure here removes them at once. Shared by
+ * uploads and uploads from a URL.
  */
 export async function storeUpload(db: Db, storage: FileStorage, siteId: string, file: StreamedFile, fields: UploadFields, baseUrl: string, temps: string[]) {
   if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
@@ -282,11 +299,26 @@ export async function storeUpload(db: Db, storage: FileStorage, siteId: string, 
     created_at: at,
     updated_at: at,
   };
-  await db.transaction().execute(async (tx) => {
-    await repo.insertMedia(tx, row);
-    await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: p.type, size: p.size }, at);
-  });
-  await promoteAll(storage, p.objects, temps);
+  const settleAt = new Date(Date.now() + SETTLE_AFTER_MS).toISOString();
+  await scheduleJob(db, { siteId, type: SETTLE_JOB, key: settleKey(id), payload: { id }, runAt: settleAt });
+  try {
+    await promoteAll(storage, p.objects, temps);
+    await db.transaction().execute(async (tx) => {
+      await repo.insertMedia(tx, row);
+      await emitEvent(tx, siteId, 'media.uploaded', { id, filename: row.filename, mimeType: p.type, size: p.size }, at);
+      await cancelJob(tx, siteId, settleKey(id));
+    });
+  } catch (err) {
+    // Nothing was committed: the promoted objects go now, and the pending job with them; if the
+    // store fails again, the job removes them later.
+    try {
+      await storage.deletePrefix(mediaPrefix(siteId, id));
+      await cancelJob(db, siteId, settleKey(id));
+    } catch {
+      // the job stays
+    }
+    throw err;
+  }
   return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
 }
 
@@ -327,9 +359,6 @@ export function replace(db: Db, storage: FileStorage, siteId: string, id: string
   });
 }
 
-/** How long a fetch from a URL may take, answer and body (decisions M2). */
-export const FETCH_TIMEOUT_MS = 30_000;
-
 /**
  * An upload from a URL (decisions M2): fetched through the guarded GET (http(s), every address
  * public at every hop, at most 3 redirects, a deadline), capped at 50 MiB while it downloads,
@@ -341,19 +370,19 @@ export function uploadFromUrl(
   siteId: string,
   input: { url: string; name?: string; alt?: string; title?: string; folderId?: string },
   baseUrl: string,
-  allowPrivateNetwork: boolean,
+  fetch: { timeoutMs: number; allowPrivateNetwork: boolean },
 ) {
   const refused = (why: string) => invalid('URL_FETCH_FAILED', 'url', `The URL ${why}.`);
   return withTemps(storage, async (temps) => {
     let fetched: Awaited<ReturnType<typeof getGuarded>>;
     try {
-      fetched = await getGuarded(input.url, { timeoutMs: FETCH_TIMEOUT_MS, allowPrivateNetwork, maxRedirects: 3 });
+      // One deadline for the whole fetch, headers and body (getGuarded).
+      fetched = await getGuarded(input.url, { ...fetch, maxRedirects: 3 });
     } catch (err) {
       if (err instanceof FetchRefused) throw refused(err.message);
       throw err;
     }
     const { body, finalUrl } = fetched;
-    const deadline = setTimeout(() => body.destroy(new FetchRefused(`took longer than ${FETCH_TIMEOUT_MS} ms`)), FETCH_TIMEOUT_MS);
     let head = Buffer.alloc(0);
     let tooLarge = false;
     const capped = Readable.from(
@@ -378,8 +407,6 @@ export function uploadFromUrl(
       // Our own disk being full is not the URL's fault: a 507, not a 422.
       if (isDiskFull(err as Error)) throw err;
       throw refused(err instanceof FetchRefused ? err.message : 'stopped sending before the end');
-    } finally {
-      clearTimeout(deadline);
     }
     temps.push(stored.tempKey);
     if (tooLarge) throw refused(`holds a file larger than ${MAX_UPLOAD_BYTES} bytes (50 MiB)`);

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { retentionTask } from '../../jobs/retention.js';
+import { MULTIPART_ERRORS } from '../../shared/multipart.js';
 import { ImportResultRef, importBody } from '../../kit/import.js';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { Data, Id, IdParams, Message, Nullable, named, Paginated, ref, SiteKeyParam, Timestamp } from '../../shared/schemas.js';
@@ -236,7 +237,7 @@ export const redirectsModule: AppModule = {
             'or the API names. Each row is checked like a create; a bad row is listed by its number and left out whole, a source path the site already has is skipped, ' +
             'the rest is stored in one transaction.',
           body: importBody(service.MAX_IMPORT_ROWS, 'A redirect: sourcePath, targetUrl, statusCode, isRegex, isActive, preserveQueryString, note'),
-          response: { 200: ImportResultRef, 413: { $ref: 'Error#' } },
+          response: { 200: ImportResultRef, ...MULTIPART_ERRORS, 413: { $ref: 'Error#' } },
         },
       },
       async (req) => service.importRedirects(ctx, req.auth.siteId, await redirectImport.fromRequest(req)),

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { MULTIPART_ERRORS } from '../../shared/multipart.js';
 import { ImportResultRef, importBody, importReader } from '../../kit/import.js';
 import { route } from '../../kit/resource.js';
 import { csvLine } from '../../shared/csv.js';
@@ -91,7 +92,7 @@ export function sitemapRoutes(app: App, { db }: ModuleDeps, outputs: OutputCache
         summary: 'Import custom entries from a CSV file (multipart, field `file`) or { entries }',
         description: `Up to ${service.MAX_IMPORT_ROWS} rows, each checked like a create; bad rows listed by number, URLs already present skipped, the rest stored at once.`,
         body: importBody(service.MAX_IMPORT_ROWS, 'An entry: url, isExternal, priority, changefreq, lastModified, title'),
-        response: { 201: ImportResultRef, 413: { $ref: 'Error#' } },
+        response: { 201: ImportResultRef, ...MULTIPART_ERRORS, 413: { $ref: 'Error#' } },
       },
     },
     async (req, reply) => reply.code(201).send(await service.importEntries(db, req.auth.siteId, await entryImport.fromRequest(req))),
