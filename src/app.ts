@@ -26,7 +26,10 @@ import { Worker } from './jobs/worker.js';
 import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
-import { registerRetention } from './jobs/retention.js';
+import { registerRetention, retentionTask } from './jobs/retention.js';
+import { requestScoped } from './db/request-transaction.js';
+import { IDEMPOTENCY_WINDOW_MS, registerIdempotency } from './plugins/idempotency.js';
+import { deleteExpiredKeys } from './plugins/idempotency.repository.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -169,7 +172,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // Published reads answered from memory (decisions P18); its site generations are the one
   // "site changed" signal the other caches key on (decisions S17).
   const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
-  const deps: ModuleDeps = { db: database.db, config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
+  // Modules' statements run in a request's own transaction when it holds one (an Idempotency-Key, decisions HR4).
+  const deps: ModuleDeps = { db: requestScoped(database.db), config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -205,9 +209,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // A write moves its site's generation on when it answers (with or without cached answers: the
   // output caches key on it too).
   app.decorate('deliveryCache', deliveryCache);
+  // Before the generation moves on: an idempotent create commits as it answers.
+  const idempotentOperations = registerIdempotency(app, database.db);
   app.addHook('onSend', forgetOnWrite(deliveryCache));
   registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
-  await registerOpenApi(app, config, pkg.version, events);
+  await registerOpenApi(app, config, pkg.version, events, idempotentOperations);
 
   const HealthSchema = {
     type: 'object',
@@ -261,6 +267,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs, onJobDone: deliveryCache.changed });
   registerRetention(worker, config.retention);
+  // Idempotency keys answer for 24 hours; the sweep deletes them after (decisions HR4).
+  worker.task('retention.idempotency-keys', retentionTask(IDEMPOTENCY_WINDOW_MS / 86_400_000, deleteExpiredKeys));
   for (const mod of modules) mod.jobs?.(worker, deps, states.get(mod));
   app.decorate('worker', worker);
   if (config.worker.enabled) app.addHook('onReady', async () => worker.start());

@@ -4,12 +4,19 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
 import { openApiWebhooks } from '../modules/webhooks/webhooks.schemas.js';
 import type { EventDescriptions } from '../modules/types.js';
+import { IDEMPOTENCY_PARAMETER } from './idempotency.js';
 
 /** Where the reference UI lives; @fastify/swagger-ui adds its routes with no way to declare a scope, so the route guard takes them as public. */
 export const DOCS_PREFIX = '/docs';
 
 /** OpenAPI 3.1 generated from the route schemas, served at /openapi.json; the reference UI at /docs. */
-export async function registerOpenApi(app: FastifyInstance, config: Config, version: string, events: EventDescriptions): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  version: string,
+  events: EventDescriptions,
+  idempotentOperations: ReadonlySet<string> = new Set(),
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -33,17 +40,31 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
           siteKey: { type: 'apiKey', in: 'header', name: 'X-Site-Key', description: "The site's public key (not a secret): GET /site/info" },
           siteKeyQuery: { type: 'apiKey', in: 'query', name: 'siteKey', description: 'The site key as a query parameter, for clients that cannot set headers' },
         },
+        parameters: { IdempotencyKey: IDEMPOTENCY_PARAMETER },
       },
     },
     transformObject: (document) =>
-      ('openapiObject' in document ? optionalDefaults(document.openapiObject as OpenApiDocument) : document.swaggerObject) as never,
+      ('openapiObject' in document
+        ? withIdempotencyKeys(optionalDefaults(document.openapiObject as OpenApiDocument), idempotentOperations)
+        : document.swaggerObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get('/openapi.json', { config: { scope: 'public' }, schema: { hide: true } }, async () => app.swagger());
 }
 
-type OpenApiDocument = { paths?: Record<string, Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>> };
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, { parameters?: ({ in: string; required?: boolean; schema?: { default?: unknown } } | { $ref: string })[] }>>;
+};
+
+/** Every create (`post <path>`) takes the reusable Idempotency-Key header parameter (decisions HR4). */
+function withIdempotencyKeys<T extends OpenApiDocument>(doc: T, operations: ReadonlySet<string>): T {
+  for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+    const post = methods.post;
+    if (post && operations.has(`post ${path}`)) (post.parameters ??= []).push({ $ref: '#/components/parameters/IdempotencyKey' });
+  }
+  return doc;
+}
 
 /**
  * A query parameter with a default (page, limit) is filled in by the server, so a client may omit
@@ -52,7 +73,9 @@ type OpenApiDocument = { paths?: Record<string, Record<string, { parameters?: { 
 function optionalDefaults<T extends OpenApiDocument>(doc: T): T {
   for (const operations of Object.values(doc.paths ?? {})) {
     for (const operation of Object.values(operations)) {
-      for (const parameter of operation.parameters ?? []) if (parameter.in === 'query' && parameter.schema?.default !== undefined) parameter.required = false;
+      for (const parameter of operation.parameters ?? []) {
+        if ('in' in parameter && parameter.in === 'query' && parameter.schema?.default !== undefined) parameter.required = false;
+      }
     }
   }
   return doc;

@@ -90,6 +90,8 @@ export const ERROR_CATALOG = {
   DATE_RANGE_TOO_LONG: { status: 422, message: 'The date range may span at most 3,660 days.' },
   // Cookie consent
   COOKIE_CONSENT_DISABLED: { status: 409, message: 'Cookie consent is disabled for this site: no choices are recorded.' },
+  // Idempotency keys (decisions HR4)
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was used with another request (method, path or body) in the last 24 hours.' },
   CONSENT_CATEGORY_UNKNOWN: { status: 422, message: 'The category is not one of the configured cookie categories.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

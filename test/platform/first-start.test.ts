@@ -28,9 +28,15 @@ async function freshDatabase() {
     return { databaseUrl: pgUrl, pgSchema: schema, drop: () => adminQuery(pgUrl, `drop schema if exists ${schema} cascade`) };
   }
   const file = path.join(os.tmpdir(), `cairn-first-start-${randomUUID()}.db`);
-  const migrating = await createApp(loadConfig({ LOG_LEVEL: 'silent', PORT: '0' }, { databaseUrl: file, worker: { enabled: false, pollMs: 100 } }), {
-    logger: false,
-  });
+  const migrating = await createApp(
+    loadConfig(
+      { LOG_LEVEL: 'silent', PORT: '0' },
+      { databaseUrl: file, worker: { enabled: false, pollMs: 100 }, secrets: { key: TEST_SECRET_KEY, previous: [] } },
+    ),
+    {
+      logger: false,
+    },
+  );
   await migrating.close();
   return {
     databaseUrl: file,

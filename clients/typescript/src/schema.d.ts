@@ -1173,7 +1173,7 @@ export interface paths {
         put?: never;
         /**
          * Create a redirect
-         * @description An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern (linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, `REDIRECT_LOOP` for a rule that leads back to itself, `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects.
+         * @description An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern (linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, `REDIRECT_LOOP` for a rule that leads back to itself (a regex rule also when it catches its own targets), `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects. A source with a control character (a newline) is 422 `SOURCE_PATH_INVALID`; a target inserting a group the pattern lacks (`$9`), or a capture in its host, is 422 `TARGET_INVALID`. A capture that would make the resolved target leave the rules (`//host`, `/\host`, spaces) makes the rule not apply to that path (decisions HR1).
          *
          *     Requires scope `redirects.create`.
          */
@@ -5946,7 +5946,10 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -6782,7 +6785,10 @@ export interface operations {
     createCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7428,7 +7434,10 @@ export interface operations {
     createTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7975,7 +7984,10 @@ export interface operations {
     createVariable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8518,7 +8530,10 @@ export interface operations {
     createSingleType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8955,7 +8970,10 @@ export interface operations {
     createContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10362,7 +10380,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11105,7 +11126,10 @@ export interface operations {
     createRedirect: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11825,7 +11849,10 @@ export interface operations {
     redirectNotFoundEntry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: number;
             };
@@ -13052,7 +13079,10 @@ export interface operations {
     createSitemapEntry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13174,7 +13204,10 @@ export interface operations {
     importSitemapEntries: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13449,7 +13482,10 @@ export interface operations {
     createSitemapRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13724,7 +13760,10 @@ export interface operations {
     createSitemapSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14939,7 +14978,10 @@ export interface operations {
     createSiteBlock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16264,7 +16306,10 @@ export interface operations {
     createForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17581,7 +17626,10 @@ export interface operations {
     createMediaFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17700,7 +17748,10 @@ export interface operations {
     moveMediaToFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18296,7 +18347,10 @@ export interface operations {
     uploadMedia: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18345,7 +18399,10 @@ export interface operations {
     uploadMediaFromUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18993,7 +19050,10 @@ export interface operations {
     createApiToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19469,7 +19529,10 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19881,7 +19944,10 @@ export interface operations {
     createRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21762,7 +21828,10 @@ export interface operations {
     importAnalyticsEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
