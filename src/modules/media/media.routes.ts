@@ -64,6 +64,7 @@ const mediaList = {
   sort: ['created_at', 'updated_at', 'filename', 'size'],
   search: ['filename', 'original_name', 'alt', 'title'],
   common: ['search', 'ids', 'excludeIds'],
+  idType: 'uuid',
   filters: {
     folderId: Type.Optional(Type.Union([Uuid, Type.Literal('root')], { description: 'Files of this folder (`root`: outside any folder)' })),
     type: Type.Optional(Type.String({ maxLength: 100, description: '`image`, `video`, `audio`, `document`, or a MIME type' })),
