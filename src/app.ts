@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
+import { answerClientError, notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
 import { registerJsonParser } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -77,6 +77,16 @@ const ANALYTICS_PUBLIC_PREFIX = '/v1/public/analytics/';
 
 /** Query parameters that carry credentials: never written to a log (tokens belong in the Authorization header). */
 const SECRET_QUERY = /([?&](?:access_token|token|api_key|apikey|key|secret|password)=)[^&#]*/gi;
+/**
+ * An API token wherever it stands in a URL, under any parameter name or as a path segment
+ * (`cairn_<id>_<secret>`, decisions P1; its underscore may come percent-encoded): redacted whole.
+ */
+const TOKEN_IN_URL = /cairn(?:_|%5f)[0-9a-f]{32}(?:_|%5f)[A-Za-z0-9_%-]{43,}/gi;
+
+/** A URL as it may be logged: no token, no credential parameter. */
+function redactUrl(url: string): string {
+  return url.replace(TOKEN_IN_URL, '[redacted]').replace(SECRET_QUERY, '$1[redacted]');
+}
 
 /** The request as logged: Fastify's fields, with credentials in the query string redacted. */
 function serializeRequest(req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
@@ -84,7 +94,7 @@ function serializeRequest(req: { method: string; url: string; host?: string; ip?
   const anonymous = req.url.startsWith(ANALYTICS_PUBLIC_PREFIX);
   return {
     method: req.method,
-    url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
+    url: redactUrl(req.url),
     host: req.host,
     remoteAddress: anonymous ? undefined : req.ip,
     remotePort: anonymous ? undefined : req.socket?.remotePort,
@@ -118,6 +128,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       void (reply as unknown as FastifyReply).code(out.statusCode).send(out);
     },
     return503OnClosing: true,
+    // Oversized headers (431), timeouts (408) and garbage (400) answer the one error body too.
+    clientErrorHandler: answerClientError,
     // Slow clients (headers or a body trickled a byte at a time) are cut off: Node checks the
     // request and header deadlines every second here instead of its default 30 s.
     serverFactory: (handler) => {
