@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { answerClientError, notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
-import { registerJsonParser } from './plugins/json-body.js';
+import { registerJsonParser, registerUrlTextCheck } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { DOCS_PREFIX, registerOpenApi } from './plugins/openapi.js';
@@ -195,6 +195,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   for (const schema of namedSchemas()) app.addSchema(schema);
   registerErrorHandling(app);
   registerJsonParser(app);
+  registerUrlTextCheck(app);
   // Multipart bodies are parsed as streams by the routes that take files (decisions G21); one
   // file per request, few small fields, each route sets its own file size limit.
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 65_536, parts: 25, fileSize: config.bodyLimit } });
