@@ -50,8 +50,10 @@ function isCreate(route: RouteOptions): boolean {
   return methods.includes('POST') && '201' in responses && route.config?.scope !== 'public' && route.url.startsWith('/v1/');
 }
 
+/** The method, path and body; a body the handler streams (an upload) is known by its media type and length (a retry draws a new boundary). */
 function requestHash(req: FastifyRequest): string {
-  const body = req.body === undefined ? `content-type:${req.headers['content-type'] ?? ''}` : JSON.stringify(req.body);
+  const streamed = () => `${String(req.headers['content-type'] ?? '').split(';')[0]}:${req.headers['content-length'] ?? ''}`;
+  const body = req.body === undefined ? streamed() : JSON.stringify(req.body);
   return createHash('sha256').update(`${req.method} ${req.url}\n${body}`).digest('hex');
 }
 
