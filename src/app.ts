@@ -10,8 +10,8 @@ import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
-import { notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
-import { registerJsonParser } from './plugins/json-body.js';
+import { answerClientError, notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
+import { registerJsonParser, registerUrlTextCheck } from './plugins/json-body.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { limitConnectionsPerAddress } from './plugins/connections.js';
@@ -27,7 +27,10 @@ import { Worker } from './jobs/worker.js';
 import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
-import { registerRetention } from './jobs/retention.js';
+import { registerRetention, retentionTask } from './jobs/retention.js';
+import { requestScoped } from './db/request-transaction.js';
+import { IDEMPOTENCY_WINDOW_MS, registerIdempotency } from './plugins/idempotency.js';
+import { deleteExpiredKeys } from './plugins/idempotency.repository.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -75,6 +78,16 @@ const ANALYTICS_PUBLIC_PREFIX = '/v1/public/analytics/';
 
 /** Query parameters that carry credentials: never written to a log (tokens belong in the Authorization header). */
 const SECRET_QUERY = /([?&](?:access_token|token|api_key|apikey|key|secret|password)=)[^&#]*/gi;
+/**
+ * An API token wherever it stands in a URL, under any parameter name or as a path segment
+ * (`cairn_<id>_<secret>`, decisions P1; its underscore may come percent-encoded): redacted whole.
+ */
+const TOKEN_IN_URL = /cairn(?:_|%5f)[0-9a-f]{32}(?:_|%5f)[A-Za-z0-9_%-]{43,}/gi;
+
+/** A URL as it may be logged: no token, no credential parameter. */
+function redactUrl(url: string): string {
+  return url.replace(TOKEN_IN_URL, '[redacted]').replace(SECRET_QUERY, '$1[redacted]');
+}
 
 /** The request as logged: Fastify's fields, with credentials in the query string redacted. */
 function serializeRequest(req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
@@ -82,7 +95,7 @@ function serializeRequest(req: { method: string; url: string; host?: string; ip?
   const anonymous = req.url.startsWith(ANALYTICS_PUBLIC_PREFIX);
   return {
     method: req.method,
-    url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
+    url: redactUrl(req.url),
     host: req.host,
     remoteAddress: anonymous ? undefined : req.ip,
     remotePort: anonymous ? undefined : req.socket?.remotePort,
@@ -116,6 +129,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       void (reply as unknown as FastifyReply).code(out.statusCode).send(out);
     },
     return503OnClosing: true,
+    // Oversized headers (431), timeouts (408) and garbage (400) answer the one error body too.
+    clientErrorHandler: answerClientError,
     // Slow clients (headers or a body trickled a byte at a time) are cut off: Node checks the
     // request and header deadlines every second here instead of its default 30 s. One address
     // holds at most its share of the connections (decisions HN4).
@@ -172,7 +187,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // Published reads answered from memory (decisions P18); its site generations are the one
   // "site changed" signal the other caches key on (decisions S17).
   const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
-  const deps: ModuleDeps = { db: database.db, config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
+  // Modules' statements run in a request's own transaction when it holds one (an Idempotency-Key, decisions HR4).
+  const deps: ModuleDeps = { db: requestScoped(database.db), config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -182,6 +198,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   for (const schema of namedSchemas()) app.addSchema(schema);
   registerErrorHandling(app);
   registerJsonParser(app);
+  registerUrlTextCheck(app);
   // Multipart bodies are parsed as streams by the routes that take files (decisions G21); one
   // file per request, few small fields, each route sets its own file size limit.
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 65_536, parts: 25, fileSize: config.bodyLimit } });
@@ -208,9 +225,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // A write moves its site's generation on when it answers (with or without cached answers: the
   // output caches key on it too).
   app.decorate('deliveryCache', deliveryCache);
+  // Before the generation moves on: an idempotent create commits as it answers.
+  const idempotentOperations = registerIdempotency(app, database.db);
   app.addHook('onSend', forgetOnWrite(deliveryCache));
   registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
-  await registerOpenApi(app, config, pkg.version, events);
+  await registerOpenApi(app, config, pkg.version, events, idempotentOperations);
 
   const HealthSchema = {
     type: 'object',
@@ -264,6 +283,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   const worker = new Worker({ db: database.db, log: app.log }, { pollMs: config.worker.pollMs, onJobDone: deliveryCache.changed });
   registerRetention(worker, config.retention);
+  // Idempotency keys answer for 24 hours; the sweep deletes them after (decisions HR4).
+  worker.task('retention.idempotency-keys', retentionTask(IDEMPOTENCY_WINDOW_MS / 86_400_000, deleteExpiredKeys));
   for (const mod of modules) mod.jobs?.(worker, deps, states.get(mod));
   app.decorate('worker', worker);
   if (config.worker.enabled) app.addHook('onReady', async () => worker.start());

@@ -24,6 +24,13 @@ export interface SqlDialect {
    * transaction (BEGIN IMMEDIATE) already excludes other writers, so this is empty.
    */
   lockForUpdate(): RawBuilder<unknown>;
+  /**
+   * Holds, until the transaction ends, a lock every instance on the database takes under the same
+   * name, so a check-then-insert runs one instance at a time (the first-start bootstrap):
+   * PostgreSQL's `pg_advisory_xact_lock`; SQLite's write transaction (BEGIN IMMEDIATE) already
+   * excludes every other writer, so this is nothing there.
+   */
+  instanceLock(name: string): RawBuilder<unknown> | null;
   /** Which full-text engine the contents search runs on. */
   readonly fullText: 'fts5' | 'tsvector';
   /**
@@ -55,6 +62,7 @@ const SQLITE: SqlDialect = {
   containsText: containsWith(sql`like`),
   skipLocked: () => sql``,
   lockForUpdate: () => sql``,
+  instanceLock: () => null,
   fullText: 'fts5',
   jsonArrayFrom: sqliteJsonArrayFrom,
   greatest: (a, b) => sql<number>`max(${a}, ${b})`,
@@ -65,6 +73,7 @@ const POSTGRES: SqlDialect = {
   containsText: containsWith(sql`ilike`),
   skipLocked: (alias) => (alias ? sql`for update of ${sql.raw(alias)} skip locked` : sql`for update skip locked`),
   lockForUpdate: () => sql`for update`,
+  instanceLock: (name) => sql`select pg_advisory_xact_lock(hashtext(${name}))`,
   fullText: 'tsvector',
   jsonArrayFrom: pgJsonArrayFrom,
   greatest: (a, b) => sql<number>`greatest(${a}, ${b})`,

@@ -59,6 +59,8 @@ export const UNIQUE_CONSTRAINTS: readonly UniqueConstraint[] = [
   internal('analytics_values_unique', 'analytics_values', ['site_id', 'dim', 'value']),
   internal('analytics_sessions_import_idx', 'analytics_sessions', ['site_id', 'import_key']),
   internal('analytics_events_import_idx', 'analytics_events', ['site_id', 'import_key']),
+  // Idempotency keys (decisions HR4): a clash is two requests racing on one key, answered by the plugin itself.
+  internal('idempotency_keys_site_token_key_uq', 'idempotency_keys', ['site_id', 'token_id', 'key']),
 ];
 
 const byName = new Map(UNIQUE_CONSTRAINTS.map((c) => [c.name, c]));

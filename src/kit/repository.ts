@@ -2,7 +2,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { Type, type TProperties } from 'typebox';
 import { dialectOf } from '../db/dialect.js';
 import type { DB, Executor } from '../db/types.js';
-import { applyCommonFilters, CommonFilters, type CommonFilterValues } from '../shared/list-filters.js';
+import { applyCommonFilters, CommonFilters, type CommonFilterValues, UuidFilters } from '../shared/list-filters.js';
 import { type ListQuery, listQuerySchema, paginate } from '../shared/pagination.js';
 
 type Row = Record<string, unknown>;
@@ -19,6 +19,8 @@ export interface ListSpec<P extends TProperties = TProperties, Q = Row> {
   search: readonly string[];
   /** The shared filters this list exposes; others sent are ignored, never turned into SQL. */
   common: readonly CommonFilterName[];
+  /** The type of the list's ids, which `ids[]` and `excludeIds[]` take: integers (the default) or UUIDs (media). */
+  idType?: 'integer' | 'uuid';
   /** The list's own filters: their query schemas, and their SQL. */
   filters?: P;
   apply?: (qb: AnyQb, query: Q, ctx: { db: Executor; siteId: string }) => AnyQb | Promise<AnyQb>;
@@ -27,7 +29,7 @@ export interface ListSpec<P extends TProperties = TProperties, Q = Row> {
 /** The query-string schema of a list (page, limit, sort, dates, the exposed shared filters, its own). */
 export function listQueryFor<P extends TProperties = {}>(spec: ListSpec<P, any>) {
   const exposed: TProperties = {};
-  for (const name of spec.common) exposed[name] = CommonFilters[name];
+  for (const name of spec.common) exposed[name] = spec.idType === 'uuid' && (name === 'ids' || name === 'excludeIds') ? UuidFilters[name] : CommonFilters[name];
   if (exposed.search) exposed.search = Type.Optional({ ...CommonFilters.search, description: `Case-insensitive text search in ${spec.search.join(', ')}` });
   // Typed as if every shared filter were exposed: they are all optional, and unexposed ones are never sent.
   return listQuerySchema(spec.sort, { ...exposed, ...spec.filters } as typeof CommonFilters & P, { defaultSort: 'created_at desc' });

@@ -6,6 +6,7 @@ import { now } from '../db/json.js';
 import type { Db, DB, Executor } from '../db/types.js';
 import { type ErrorCode, invalid, notFound } from '../shared/errors.js';
 import type { CommonFilterValues } from '../shared/list-filters.js';
+import { retryLostSlug } from '../shared/slug.js';
 import { type ListQuery, pageMeta } from '../shared/pagination.js';
 import { Data, IdParams, Message, Paginated, named, ref, Uuid } from '../shared/schemas.js';
 import type { ApiOf, FieldMap, Fields } from './fields.js';
@@ -229,14 +230,17 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
     async create(db: Db, siteId: string, input: Row, context?: C): Promise<D & Row> {
       await spec.rules?.prepare?.(db, { siteId, input, context: context as C });
       const start = layer.start ? await layer.start(db, siteId, input) : {};
-      const out = await db.transaction().execute(async (tx) => {
-        const row: Row = { ...fields.insertRow(input), site_id: siteId, ...start };
-        await assertUnique(tx, siteId, scopeOf(row), row);
-        await layer.complete?.(tx, siteId, input, row);
-        const answer: Row = {};
-        await spec.rules?.create?.(tx, { siteId, input, row, answer, context: context as C });
-        return { ...(await one(tx, siteId, await insert(tx, row))), ...answer };
-      });
+      // A slug the layer generates (none sent) may lose a race with another create: tried again (decisions HR2).
+      const out = await retryLostSlug(input.slug === undefined, () =>
+        db.transaction().execute(async (tx) => {
+          const row: Row = { ...fields.insertRow(input), site_id: siteId, ...start };
+          await assertUnique(tx, siteId, scopeOf(row), row);
+          await layer.complete?.(tx, siteId, input, row);
+          const answer: Row = {};
+          await spec.rules?.create?.(tx, { siteId, input, row, answer, context: context as C });
+          return { ...(await one(tx, siteId, await insert(tx, row))), ...answer };
+        }),
+      );
       spec.hooks?.afterWrite?.(context as C, siteId);
       return out;
     },

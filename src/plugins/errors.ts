@@ -1,4 +1,5 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorBody, type FieldErrors, invalid, isDiskFull } from '../shared/errors.js';
 import { classifyDbError, type DbFault } from '../db/db-errors.js';
@@ -134,6 +135,30 @@ export function toErrorBody(error: FastifyError & { validation?: AjvError[]; val
     return body(status, code, STATUS_CODES[status] ?? 'Bad request');
   }
   return new AppError('INTERNAL_ERROR').toBody();
+}
+
+/**
+ * Errors Node's HTTP parser meets before Fastify has a request (headers over the size limit,
+ * a request or its headers not received in time, bytes that are not HTTP): answered with the
+ * one error body (decisions G3) on the socket, which is then closed (Fastify's own handler wrote
+ * a body without `code`).
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('HEADERS_TOO_LARGE')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('REQUEST_TIMEOUT')
+        : new AppError('BAD_REQUEST');
+  const body = JSON.stringify(error.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

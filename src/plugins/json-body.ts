@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../shared/errors.js';
+import { AppError, invalid } from '../shared/errors.js';
 
 /** Deepest nesting of objects and arrays a JSON body may have (rich-text documents, metadata, field data). */
 export const MAX_JSON_DEPTH = 64;
@@ -122,4 +122,22 @@ export function registerJsonParser(app: FastifyInstance): void {
   const parser = jsonTextParser(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+}
+
+/**
+ * Query strings and path parameters hold no NUL either (issue 36 item 8): PostgreSQL text
+ * cannot hold one, so `?search=%00` failed there and matched on SQLite. Refused before
+ * validation with a 422 naming the parameter, the same on both databases.
+ */
+export function registerUrlTextCheck(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const values of [request.query, request.params]) {
+      if (!values || typeof values !== 'object') continue;
+      for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
+        if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+          throw invalid('VALIDATION_FAILED', name, 'must not contain NUL (\\u0000) characters');
+        }
+      }
+    }
+  });
 }

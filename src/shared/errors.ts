@@ -18,7 +18,9 @@ export const ERROR_CATALOG = {
   NOT_FOUND: { status: 404, message: 'The resource was not found.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No endpoint answers this method and path.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed here.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body has an unsupported content type.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests: retry after the number of seconds in Retry-After.' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
@@ -91,6 +93,8 @@ export const ERROR_CATALOG = {
   DATE_RANGE_TOO_LONG: { status: 422, message: 'The date range may span at most 3,660 days.' },
   // Cookie consent
   COOKIE_CONSENT_DISABLED: { status: 409, message: 'Cookie consent is disabled for this site: no choices are recorded.' },
+  // Idempotency keys (decisions HR4)
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was used with another request (method, path or body) in the last 24 hours.' },
   CONSENT_CATEGORY_UNKNOWN: { status: 422, message: 'The category is not one of the configured cookie categories.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -36,7 +36,9 @@ export function notModified(request: FastifyRequest, reply: FastifyReply, etag: 
  * A generated text answer that proxies and crawlers may keep (decisions G20): a strong ETag of
  * the bytes, `Cache-Control`, and 304 without a body when `If-None-Match` names the current
  * version. `cache` is a max-age in seconds for shared caches, or a whole Cache-Control value
- * (`private, no-cache` for answers that depend on a token).
+ * (`private, no-cache` for answers that depend on a token). Always `nosniff`: a browser reads
+ * robots.txt, a sitemap, llms.txt or markdown (text a site's editors wrote) as its content type
+ * says, never as HTML or script it sniffed (issue 36 item 8).
  */
 export function sendCacheable(
   request: FastifyRequest,
@@ -47,7 +49,7 @@ export function sendCacheable(
 ) {
   const body = typeof output === 'string' ? output : output.body;
   const etag = typeof output === 'string' ? etagOf(body) : output.etag;
-  reply.header('content-type', contentType);
+  reply.header('content-type', contentType).header('x-content-type-options', 'nosniff');
   if (notModified(request, reply, etag, typeof cache === 'number' ? `public, max-age=${cache}` : cache)) return reply.send();
   return reply.send(body);
 }

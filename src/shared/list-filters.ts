@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { SelectQueryBuilder } from 'kysely';
 import type { SqlDialect } from '../db/dialect.js';
 import { dateBound } from './pagination.js';
-import { Id, Locale } from './schemas.js';
+import { Id, Locale, Uuid } from './schemas.js';
 
 /**
  * The filters most lists share (decisions G6, G7): search, slug, slugs[], ids[], excludeIds[],
@@ -18,12 +18,18 @@ export const CommonFilters = {
   translationGroup: Type.Optional(Type.String({ format: 'uuid', description: 'Members of this translation group' })),
 };
 
+/** `ids[]` and `excludeIds[]` of a list whose ids are UUIDs (media): checked as UUIDs, not decimal ids. */
+export const UuidFilters = {
+  ids: Type.Optional(Type.Array(Uuid, { maxItems: 100, description: 'Any of these ids (`ids[]=<uuid>&ids[]=<uuid>`)' })),
+  excludeIds: Type.Optional(Type.Array(Uuid, { maxItems: 100, description: 'None of these ids' })),
+};
+
 export interface CommonFilterValues {
   search?: string;
   slug?: string;
   slugs?: string[];
-  ids?: number[];
-  excludeIds?: number[];
+  ids?: Array<number | string>;
+  excludeIds?: Array<number | string>;
   locale?: string;
   translationGroup?: string;
   dateFrom?: string;

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/types.js';
+import { classifyDbError } from '../db/db-errors.js';
 import { prepared } from '../db/prepared.js';
 
 /**
@@ -66,6 +67,27 @@ export async function findFreeSlug(base: string, taken: (candidates: string[]) =
     const used = await taken(candidates);
     const free = candidates.find((c) => !used.has(c));
     if (free) return free;
+  }
+}
+
+/** Tries a create may take when its generated slug keeps losing races (ten at once need at most nine more). */
+const SLUG_RACE_ATTEMPTS = 20;
+
+/**
+ * Runs a create (its whole transaction) again when the slug it generated lost a race: another
+ * create committed the same free slug between this one's look-up and its insert, which
+ * PostgreSQL reports as a unique violation once the other commits (SQLite's one writer at a
+ * time never loses). The next try sees that slug taken and picks the next suffix (decisions
+ * G17, HR2). A slug the client sent is never changed: its clash stays the 422 SLUG_TAKEN.
+ */
+export async function retryLostSlug<T>(generated: boolean, create: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create();
+    } catch (err) {
+      const fault = classifyDbError(err);
+      if (!generated || attempt >= SLUG_RACE_ATTEMPTS || fault?.kind !== 'unique' || fault.field !== 'slug') throw err;
+    }
   }
 }
 

@@ -58,6 +58,19 @@ describe('slow clients', () => {
     expect(closedAfterMs).toBeLessThan(3000);
   });
 
+  it('answers headers over the size limit with 431 and the G3 error body (issue 36 item 8)', async () => {
+    const { answer } = await trickle(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, '', 50);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/content-type: application\/json/i);
+    expect(JSON.parse(body!)).toEqual({
+      statusCode: 431,
+      error: 'Request Header Fields Too Large',
+      code: 'HEADERS_TOO_LARGE',
+      message: 'The request headers are too large.',
+    });
+  });
+
   it('still serves a normal request on the same server', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/health`);
     expect(res.status).toBe(200);

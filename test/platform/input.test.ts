@@ -67,3 +67,20 @@ describe('JSON bodies (issue 16, items 4, 7, 12)', () => {
     expectErrorShape(res.body, 400, 'INVALID_JSON');
   });
 });
+
+describe('NUL in query strings and paths (issue 36 item 8)', () => {
+  it('answers the same 422 naming the parameter on both databases, for every list search and a path', async () => {
+    const api = await ctx.site();
+    for (const url of ['/v1/media?search=a%00b', '/v1/tags?search=%00', '/v1/contents?search=x%00', '/v1/redirects?search=%00', '/v1/media?search[]=%00']) {
+      const res = await api.get(url);
+      expect(res.status, url).toBe(422);
+      expectErrorShape(res.body, 422, 'VALIDATION_FAILED');
+      expect(res.body.errors, url).toEqual({ search: ['must not contain NUL (\\u0000) characters'] });
+    }
+    const path = await api.get('/v1/contents/slug/a%00b');
+    expect(path.status).toBe(422);
+    expect(path.body.errors).toEqual({ slug: ['must not contain NUL (\\u0000) characters'] });
+    // Other control characters are text like any other: a search finds nothing, on both databases.
+    expect((await api.get('/v1/media?search=%01')).body.meta.total).toBe(0);
+  });
+});

@@ -1173,7 +1173,7 @@ export interface paths {
         put?: never;
         /**
          * Create a redirect
-         * @description An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern (linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, `REDIRECT_LOOP` for a rule that leads back to itself, `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects.
+         * @description An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern (linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, `REDIRECT_LOOP` for a rule that leads back to itself (a regex rule also when it catches its own targets), `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects. A source with a control character (a newline) is 422 `SOURCE_PATH_INVALID`; a target inserting a group the pattern lacks (`$9`), or a capture in its host, is 422 `TARGET_INVALID`. A capture that would make the resolved target leave the rules (`//host`, `/\host`, spaces) makes the rule not apply to that path (decisions HR1).
          *
          *     Requires scope `redirects.create`.
          */
@@ -8085,7 +8085,10 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -8840,7 +8843,10 @@ export interface operations {
     createCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9415,7 +9421,10 @@ export interface operations {
     createTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9927,7 +9936,10 @@ export interface operations {
     createVariable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10421,7 +10433,10 @@ export interface operations {
     createSingleType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10794,7 +10809,10 @@ export interface operations {
     createContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12030,7 +12048,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12737,7 +12758,10 @@ export interface operations {
     createRedirect: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13434,7 +13458,10 @@ export interface operations {
     redirectNotFoundEntry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: number;
             };
@@ -14566,7 +14593,10 @@ export interface operations {
     createSitemapEntry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14673,7 +14703,10 @@ export interface operations {
     importSitemapEntries: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14936,7 +14969,10 @@ export interface operations {
     createSitemapRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15181,7 +15217,10 @@ export interface operations {
     createSitemapSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16360,7 +16399,10 @@ export interface operations {
     createSiteBlock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17585,7 +17627,10 @@ export interface operations {
     createForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18781,7 +18826,10 @@ export interface operations {
     createMediaFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18888,7 +18936,10 @@ export interface operations {
     moveMediaToFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19445,7 +19496,10 @@ export interface operations {
     uploadMedia: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19528,7 +19582,10 @@ export interface operations {
     uploadMediaFromUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20173,7 +20230,10 @@ export interface operations {
     createApiToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20612,7 +20672,10 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20999,7 +21062,10 @@ export interface operations {
     createRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -22700,7 +22766,10 @@ export interface operations {
     importAnalyticsEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried create safe (decisions HR4): the same key with the same method, path and body within 24 hours answers the first answer (with `Idempotent-Replayed: true`) without doing the work again; the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. Keys are per token and site; 1-255 visible ASCII characters (a UUID). Only successful answers are kept, stored in the same transaction as the write. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };

@@ -2,7 +2,7 @@ import { type Insertable, sql } from 'kysely';
 import type { Db, Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
-import { findFreeSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
+import { findFreeSlug, retryLostSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { renderRichText } from '../../shared/richtext/render-pool.js';
 import { validateFieldData } from '../../shared/field-schema/index.js';
@@ -377,6 +377,26 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
   const rendered = await renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
+  return retryLostSlug(!input.slug, () => insertContent(db, auth, input, { locale, status, scheduledAt, rendered, categoryIds, tagIds }, bodyAsText));
+}
+
+/** createContent's transaction, with what was checked and rendered before it (run again when a generated slug lost a race). */
+async function insertContent(
+  db: Db,
+  auth: Auth,
+  input: ContentCreateInput,
+  checked: {
+    locale: string;
+    status: ContentStatus;
+    scheduledAt: string | null;
+    rendered: Awaited<ReturnType<typeof renderBody>>;
+    categoryIds: number[];
+    tagIds: number[];
+  },
+  bodyAsText: boolean,
+) {
+  const siteId = auth.siteId;
+  const { locale, status, scheduledAt, rendered, categoryIds, tagIds } = checked;
   return db.transaction().execute(async (tx) => {
     const refs = await checkRefs(tx, siteId, categoryIds, tagIds);
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);

@@ -210,6 +210,32 @@ describe('POST /v1/contents', () => {
   });
 });
 
+describe('generated slugs under concurrent creates (issue 36 item 9, decisions HR2)', () => {
+  it('ten parallel creates of one title without a slug answer ten 201s with the slug, -2 ... -10', async () => {
+    const { api } = await site();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api.post('/v1/contents', { type: 'post', title: 'Same title' })));
+    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(201));
+    const slugs = answers.map((r) => r.body.data.slug as string).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    expect(slugs).toEqual([
+      'same-title',
+      'same-title-2',
+      'same-title-3',
+      'same-title-4',
+      'same-title-5',
+      'same-title-6',
+      'same-title-7',
+      'same-title-8',
+      'same-title-9',
+      'same-title-10',
+    ]);
+    expect((await api.get('/v1/contents?limit=100')).body.meta.total).toBe(10);
+    // A slug the client sends is never changed: its clash stays a 422.
+    const sent = await Promise.all(Array.from({ length: 3 }, () => api.post('/v1/contents', { type: 'post', title: 'X', slug: 'fixed' })));
+    expect(sent.map((r) => r.status).sort()).toEqual([201, 422, 422]);
+    for (const r of sent.filter((r) => r.status === 422)) expectErrorShape(r.body, 422, 'SLUG_TAKEN');
+  });
+});
+
 describe('customData and structured categories', () => {
   it('refuses customData without a structured category, validates it against the effective schema, and accepts valid data', async () => {
     const { api } = await site();

@@ -3,7 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken } from '../../../test/helpers/app.js';
-import { client, expect422 } from '../../../test/helpers/http.js';
+import { client, expect422, multipartBody } from '../../../test/helpers/http.js';
 import { s3Endpoint } from '../../../test/helpers/s3.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 
@@ -70,6 +70,28 @@ for (const storage of ['local', 's3'] as const) {
       expect(keys.filter((k) => k.endsWith('/original'))).toHaveLength(2);
       expect(keys.filter((k) => k.startsWith('tmp/'))).toEqual([]);
     }, 30_000);
+
+    it('takes the fields as multipart/form-data too (shared decisions M2), and refuses a file part', async () => {
+      const api = await ctx.site();
+      const send = (parts: Parameters<typeof multipartBody>[0]) => {
+        const { payload, headers } = multipartBody(parts);
+        return ctx.app.inject({ method: 'POST', url: '/v1/media/upload-from-url', payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
+      };
+      const res = await send([
+        { name: 'url', value: `${base}/files/form.jpg` },
+        { name: 'alt', value: 'Sent as a form' },
+      ]);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().data).toMatchObject({ originalName: 'form.jpg', mimeType: 'image/jpeg', alt: 'Sent as a form' });
+      const noUrl = await send([{ name: 'alt', value: 'no url' }]);
+      expect422({ status: noUrl.statusCode, body: noUrl.json() }, 'VALIDATION_FAILED', ['url']);
+      const withFile = await send([
+        { name: 'url', value: `${base}/files/form.jpg` },
+        { name: 'file', filename: 'x.jpg', data: photo },
+      ]);
+      expect422({ status: withFile.statusCode, body: withFile.json() }, 'VALIDATION_FAILED', ['file']);
+      expect((await api.get('/v1/media')).body.meta.total).toBe(1);
+    });
   });
 }
 

@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { invalid } from '../../shared/errors.js';
 import { type ListSpec, listQueryFor } from '../../kit/repository.js';
 import { Data, HttpUrl, Message, Nullable, named, Paginated, ref, Timestamp, Uuid } from '../../shared/schemas.js';
 import { MULTIPART_ONLY_ERRORS, multipartParts } from '../../shared/multipart.js';
@@ -12,6 +14,26 @@ import { MEDIA_EVENTS } from './media.events.js';
 import { FILE_NOT_FOUND, sendStoredFile } from './media.delivery.js';
 
 const tags = ['Media'];
+
+/**
+ * A multipart body of text parts as the object its route's schema checks (`url=...&alt=...` as
+ * `{ url, alt }`): `upload-from-url` takes multipart as well as JSON (shared decisions M2). A
+ * file part is drained and refused: the file comes from the URL.
+ */
+async function multipartFieldsAsBody(req: FastifyRequest): Promise<void> {
+  if (!req.isMultipart()) return;
+  const fields: Record<string, string> = {};
+  let file: string | null = null;
+  for await (const part of req.parts()) {
+    if (part.type === 'file') {
+      file = part.fieldname;
+      part.file.resume();
+    } else fields[part.fieldname] = String(part.value);
+  }
+  if (file !== null)
+    throw invalid('VALIDATION_FAILED', file, 'upload-from-url takes text fields only (url, name, alt, title, folderId): the file comes from the URL.');
+  req.body = fields;
+}
 const Params = Type.Object({ id: Uuid });
 const Url = Type.String({ description: 'On MEDIA_PUBLIC_URL (a CDN) or PUBLIC_URL' });
 
@@ -89,6 +111,7 @@ const mediaList = {
   sort: ['created_at', 'updated_at', 'filename', 'size'],
   search: ['filename', 'original_name', 'alt', 'title'],
   common: ['search', 'ids', 'excludeIds'],
+  idType: 'uuid',
   filters: {
     folderId: Type.Optional(Type.Union([Uuid, Type.Literal('root')], { description: 'Files of this folder (`root`: outside any folder)' })),
     type: Type.Optional(Type.String({ maxLength: 100, description: '`image`, `video`, `audio`, `document`, or a MIME type' })),
@@ -143,9 +166,9 @@ export const mediaModule: AppModule<FileBytesCache> = {
     ] as const) {
       app.get(
         url,
-        // The trash changes with time too (files leave it after TRASH_DAYS): never from the delivery cache.
+        // The trash is the editors' own: not for delivery tokens (issue 36 item 8), so never in the delivery cache.
         {
-          config: { scope: 'media.view', deliveryCache: url !== '/media/trash' },
+          config: { scope: 'media.view', ...(url === '/media/trash' ? { managementOnly: true } : {}) },
           schema: { tags, operationId, summary, querystring, response: { 200: Paginated(ref(MediaFile)) } },
         },
         async (req) => {
@@ -196,12 +219,16 @@ export const mediaModule: AppModule<FileBytesCache> = {
       '/media/upload-from-url',
       {
         config: { scope: 'media.upload' },
+        // Multipart text parts become the body the schema checks, as JSON would be (shared decisions M2).
+        preValidation: multipartFieldsAsBody,
         schema: {
           tags,
           operationId: 'uploadMediaFromUrl',
           summary: 'Fetch a file from a public URL into the library',
           description:
-            'http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload.',
+            'http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload. ' +
+            'The fields come as JSON or as multipart/form-data text parts (shared decisions M2); a file part is a 422.',
+          consumes: ['application/json', 'multipart/form-data'],
           body: Type.Object({
             url: HttpUrl({ description: 'Where the file is' }),
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The file's name (default: the URL's last path segment)" })),
@@ -247,9 +274,17 @@ export const mediaModule: AppModule<FileBytesCache> = {
       '/media/:id',
       {
         config: { scope: 'media.view' },
-        schema: { tags, operationId: 'getMedia', summary: 'A file with its folder and references', params: Params, response: { 200: Data(ref(MediaDetail)) } },
+        schema: {
+          tags,
+          operationId: 'getMedia',
+          summary: 'A file with its folder and references',
+          description: 'A trashed file answers a management token (with deletedAt) and is a 404 to a delivery token.',
+          params: Params,
+          response: { 200: Data(ref(MediaDetail)) },
+        },
       },
-      async (req) => ({ data: await service.getMedia(db, req.auth.siteId, req.params.id, base) }),
+      // A trashed file is a 404 to a delivery token, as it is left out of its lists (issue 36 item 8).
+      async (req) => ({ data: await service.getMedia(db, req.auth.siteId, req.params.id, base, req.auth.kind === 'delivery') }),
     );
 
     app.put(

@@ -423,9 +423,9 @@ export function uploadFromUrl(
   });
 }
 
-export async function getMedia(db: Executor, siteId: string, id: string, baseUrl: string) {
+export async function getMedia(db: Executor, siteId: string, id: string, baseUrl: string, delivered = false) {
   const row = await repo.findMedia(db, siteId, id);
-  if (!row) throw notFound('media file');
+  if (!row || (delivered && row.deleted_at)) throw notFound('media file');
   const folder = row.folder_id ? ((await repo.folderName(db, siteId, row.folder_id)) ?? null) : null;
   return { ...toMedia(row, baseUrl), folder, references: await countReferences(db, siteId, id) };
 }

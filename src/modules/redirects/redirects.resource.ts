@@ -166,7 +166,9 @@ export const redirects = resource({
       description:
         'An exact source is a path (query string and a trailing slash ignored; 422 `SOURCE_PATH_INVALID` otherwise); with `isRegex` it is an RE2 pattern ' +
         '(linear time; no backreferences or lookaround: 422 `PATTERN_INVALID`). 422 `SOURCE_PATH_TAKEN` for a source the site already has, ' +
-        '`REDIRECT_LOOP` for a rule that leads back to itself, `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects.',
+        '`REDIRECT_LOOP` for a rule that leads back to itself (a regex rule also when it catches its own targets), `REDIRECT_CHAIN_TOO_LONG` for a chain of more than 5 redirects. ' +
+        'A source with a control character (a newline) is 422 `SOURCE_PATH_INVALID`; a target inserting a group the pattern lacks (`$9`), or a capture in its host, is 422 `TARGET_INVALID`. ' +
+        'A capture that would make the resolved target leave the rules (`//host`, `/\\host`, spaces) makes the rule not apply to that path (decisions HR1).',
     },
     update: { description: 'Checked like a create (source, pattern, loops and chains).' },
     delete: { summary: 'Delete a redirect with its log' },

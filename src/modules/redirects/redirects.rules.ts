@@ -63,18 +63,75 @@ export function compilePattern(pattern: string, field = 'sourcePath'): RE2 {
   }
 }
 
+/** Any control character: a path holding one (a newline above all) could split a header or a log line. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `$1`-`$9` in a target: the capture groups a regex rule inserts. */
+const CAPTURE_REF = /\$(\d)/g;
+
+/** The number of capture groups a pattern holds (RE2 answers every group, matched or not, for the empty alternative). */
+export function groupCount(pattern: RE2 | string): number {
+  const source = typeof pattern === 'string' ? pattern : pattern.source;
+  return new RE2(`(?:${source})|`).exec('')!.length - 1;
+}
+
+/**
+ * Whether a target, as stored or as resolved with captures, is one the rules allow: an http(s)
+ * URL with a host, or a path on the site with one leading slash (never `//host` nor `/\\host`,
+ * which browsers read as another host), and no spaces or control characters.
+ */
+export function isAllowedTarget(t: string): boolean {
+  const isPath = t.startsWith('/') && !/^\/[/\\]/.test(t);
+  return (isPath || /^https?:\/\/[^\s/?#\\]+/i.test(t)) && !CONTROL_OR_SPACE.test(t);
+}
+
+/** The scheme and host of an absolute target (`https://a.test`), or null for a path. */
+function originOf(t: string): string | null {
+  const m = /^https?:\/\/[^/?#\\]*/i.exec(t);
+  return m ? m[0].toLowerCase() : null;
+}
+
 /** Checks a rule's source and target as written; throws the 422 naming the field. */
 export function checkRule(input: { sourcePath: string; targetUrl: string; isRegex: boolean }): void {
+  if (CONTROL.test(input.sourcePath)) {
+    throw invalid('SOURCE_PATH_INVALID', 'sourcePath', 'The source must not contain control characters (a newline, a tab).');
+  }
   if (input.isRegex) compilePattern(input.sourcePath);
   else if (!input.sourcePath.startsWith('/') || input.sourcePath.startsWith('//')) throw invalid('SOURCE_PATH_INVALID', 'sourcePath');
   const t = input.targetUrl;
-  const isPath = t.startsWith('/') && !/^\/[/\\]/.test(t);
-  if (!isPath && !/^https?:\/\/[^\s/?#]+/i.test(t)) throw invalid('TARGET_INVALID', 'targetUrl');
-  if (CONTROL_OR_SPACE.test(t)) throw invalid('TARGET_INVALID', 'targetUrl', 'The target must not contain spaces or control characters.');
+  if (!isAllowedTarget(t)) {
+    throw CONTROL_OR_SPACE.test(t)
+      ? invalid('TARGET_INVALID', 'targetUrl', 'The target must not contain spaces or control characters.')
+      : invalid('TARGET_INVALID', 'targetUrl');
+  }
+  if (!input.isRegex) return;
+  const refs = [...t.matchAll(CAPTURE_REF)].map((m) => Number(m[1]));
+  if (!refs.length) return;
+  const groups = groupCount(input.sourcePath);
+  const missing = refs.find((n) => n > groups || n === 0);
+  if (missing !== undefined) {
+    throw invalid('TARGET_INVALID', 'targetUrl', `The target inserts $${missing}, but the pattern has ${groups} capture group${groups === 1 ? '' : 's'}.`);
+  }
+  // A capture may fill the path, query or fragment; in the scheme or host it would let a visitor pick where the redirect goes.
+  const origin = originOf(t);
+  if (origin?.includes('$')) throw invalid('TARGET_INVALID', 'targetUrl', 'Capture groups may fill the path, query or fragment of the target, not its host.');
 }
 
 function applyCaptures(target: string, groups: readonly (string | undefined)[]): string {
-  return target.replace(/\$(\d)/g, (_, d: string) => groups[Number(d)] ?? '');
+  return target.replace(CAPTURE_REF, (_, d: string) => groups[Number(d)] ?? '');
+}
+
+/**
+ * A regex rule's target with the request's captures applied, or null when the result breaks
+ * the target rules (`/$1` made `//evil.test/x` or `/\\evil.test`) or leaves the target's host:
+ * the rule then does not apply to that path.
+ */
+function resolvedTarget(rule: Rule, groups: readonly (string | undefined)[]): string | null {
+  const target = applyCaptures(rule.targetUrl, groups);
+  if (target === rule.targetUrl) return target;
+  if (!isAllowedTarget(target) || originOf(target) !== originOf(rule.targetUrl)) return null;
+  return target;
 }
 
 function withQuery(target: string, query: string): string {
@@ -169,7 +226,8 @@ export class RuleSet {
     if (!hits.length) return null;
     const rule = this.regex[Math.min(...hits)]!;
     const groups = rule.regex!.exec(path);
-    const target = applyCaptures(rule.targetUrl, groups ? [...groups] : []);
+    const target = resolvedTarget(rule, groups ? [...groups] : []);
+    if (target === null) return null;
     return { rule, targetUrl: rule.preserveQueryString ? withQuery(target, query) : target };
   }
 }
@@ -198,9 +256,12 @@ export function checkChain(rules: RuleSet, candidate: Rule, domain: string): voi
   let forward = 0;
   let at = pathOnSite(candidate.targetUrl, domain);
   const probe = candidate.isRegex ? null : candidate.sourcePath;
-  if (candidate.isRegex) {
-    // A regex rule's target depends on what it matched; follow it only when it has no captures.
-    if (/\$\d/.test(candidate.targetUrl)) at = null;
+  if (candidate.isRegex && /\$\d/.test(candidate.targetUrl)) {
+    // A regex rule's target depends on what it matched: it is not followed as one chain, but
+    // it may not catch its own targets (`^/(.*)$` -> `/$1` maps a path to itself, `^/q(.*)$`
+    // -> `/qq$1` grows it for ever).
+    checkCapturesSettle(rules, candidate, domain);
+    at = null;
   }
   while (at !== null) {
     const next = rules.match(at);
@@ -213,6 +274,25 @@ export function checkChain(rules: RuleSet, candidate: Rule, domain: string): voi
   // Backward: rules whose target lands on the candidate, and the rules before those.
   const backward = depthInto(rules, candidate, domain, 0, new Set([candidate.id]));
   if (backward + 1 + forward > MAX_HOPS) throw tooLong();
+}
+
+/** What the capture groups are filled with to see where a regex rule's targets lead. */
+const CAPTURE_SAMPLES = ['', 'x', '1', 'x-1', 'x/1'];
+
+/**
+ * Refuses a regex rule whose targets it catches again, followed from each sample target through
+ * the site's rules: a target that comes back to this rule loops or grows without end.
+ */
+function checkCapturesSettle(rules: RuleSet, candidate: Rule, domain: string): void {
+  for (const sample of CAPTURE_SAMPLES) {
+    let at = pathOnSite(applyCaptures(candidate.targetUrl, Array(10).fill(sample)), domain);
+    for (let hop = 0; at !== null && hop < MAX_HOPS; hop++) {
+      const next = rules.match(at);
+      if (!next) break;
+      if (next.rule.id === candidate.id) throw loop(null);
+      at = pathOnSite(next.targetUrl, domain);
+    }
+  }
 }
 
 /** Rules whose target lands on `rule`: by the target index for an exact rule, by testing targets for a regex one. */

@@ -117,6 +117,80 @@ describe('POST /v1/redirects', () => {
   });
 });
 
+describe('targets made by capture groups (issue 36)', () => {
+  it('never resolves a capture into a protocol-relative target, another host, or a control character', async () => {
+    const api = await site();
+    const go = await create(api, { sourcePath: '^/go/(.*)$', targetUrl: '/$1', isRegex: true });
+    const shop = await create(api, { sourcePath: '^/shop/(.*)$', targetUrl: 'https://store.test/$1', isRegex: true });
+    const resolve = (path: string) => api.get(`/v1/redirects/resolve?path=${encodeURIComponent(path)}`);
+    expect((await resolve('/go/fine/page')).body.data).toEqual({ redirectId: go.id, targetUrl: '/fine/page', statusCode: 301 });
+    expect((await resolve('/shop/a/b')).body.data).toEqual({ redirectId: shop.id, targetUrl: 'https://store.test/a/b', statusCode: 301 });
+    for (const path of ['/go//evil.example/x', '/go/\\evil.example', '/go/a b', '/go/a\nSet-Cookie:x=1']) {
+      const res = await resolve(path);
+      expect(res.status, path).toBe(404);
+      expectErrorShape(res.body, 404);
+    }
+    // The target keeps its host whatever the capture holds.
+    expect((await resolve('/shop/@evil.example')).body.data.targetUrl).toBe('https://store.test/@evil.example');
+    expect((await api.get(`/v1/redirects/${go.id}`)).body.data.hitCount).toBe(1);
+  });
+
+  it('refuses a target naming a group the pattern lacks, or a capture in the host, with 422 TARGET_INVALID', async () => {
+    const api = await site();
+    for (const [sourcePath, targetUrl] of [
+      ['^/a/(.*)$', '/b/$2'],
+      ['^/a/(x)(y)$', '/b/$9'],
+      ['^/a/.*$', '/b/$1'],
+      ['^/a/(.*)$', '/b/$0'],
+      ['^/a/(.*)$', 'https://$1.store.test/'],
+      ['^/a/(.*)$', 'https://store.test$1'],
+    ]) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl, isRegex: true });
+      expect(res.status, `${sourcePath} -> ${targetUrl}`).toBe(422);
+      expectErrorShape(res.body, 422, 'TARGET_INVALID');
+      expect(res.body.errors).toHaveProperty('targetUrl');
+    }
+    // Named and nested groups count; a non-capturing group does not.
+    expect((await api.post('/v1/redirects', { sourcePath: '^/n/(?P<year>\\d+)/((a)|b)$', targetUrl: '/y/$1/$3', isRegex: true })).status).toBe(201);
+    expect((await api.post('/v1/redirects', { sourcePath: '^/m/(?:a)(b)$', targetUrl: '/m2/$2', isRegex: true })).status).toBe(422);
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(1);
+  });
+
+  it('refuses regex rules that map a path to itself or grow it for ever with 422 REDIRECT_LOOP, and a source with a newline', async () => {
+    const api = await site();
+    for (const [sourcePath, targetUrl] of [
+      ['^/(.*)$', '/$1'],
+      ['^/q(.*)$', '/qq$1'],
+      ['^/blog/(.*)$', '/blog/posts/$1'],
+      ['^/go/([a-z]+)$', '/go/$1'],
+      ['^/p/(.*)$', 'https://example.test/p/$1'],
+    ]) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl, isRegex: true });
+      expect(res.status, `${sourcePath} -> ${targetUrl}`).toBe(422);
+      expectErrorShape(res.body, 422, 'REDIRECT_LOOP');
+    }
+    // Through another rule: /news/... -> /blog/... -> /news/...
+    await create(api, { sourcePath: '^/news/(.*)$', targetUrl: '/blog/$1', isRegex: true });
+    const back = await api.post('/v1/redirects', { sourcePath: '^/blog/(.*)$', targetUrl: '/news/$1', isRegex: true });
+    expect(back.status).toBe(422);
+    expectErrorShape(back.body, 422, 'REDIRECT_LOOP');
+    // Rules that settle are fine.
+    await create(api, { sourcePath: '^/old/(.*)$', targetUrl: '/new/$1', isRegex: true });
+    await create(api, { sourcePath: '^/(.*)\\.html$', targetUrl: '/$1', isRegex: true });
+    for (const [sourcePath, isRegex] of [
+      ['/line\nbreak', false],
+      ['/tab\there', false],
+      ['^/a\nb$', true],
+    ] as const) {
+      const res = await api.post('/v1/redirects', { sourcePath, targetUrl: '/x', isRegex });
+      expect(res.status, JSON.stringify(sourcePath)).toBe(422);
+      expectErrorShape(res.body, 422, 'SOURCE_PATH_INVALID');
+      expect(res.body.errors).toHaveProperty('sourcePath');
+    }
+    expect((await api.get('/v1/redirects/stats')).body.total).toBe(3);
+  });
+});
+
 describe('loops and chains (decisions R2)', () => {
   it('refuses A->A and A->B->A with 422 REDIRECT_LOOP, also through an absolute URL on the site and a regex rule', async () => {
     const api = await site();

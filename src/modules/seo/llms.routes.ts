@@ -30,7 +30,7 @@ async function sendFull(db: Db, siteId: string, req: FastifyRequest, reply: Fast
   const etag = `W/"${await service.llmsFullVersion(db, siteId)}"`;
   // Built first: while llms.txt is off, the answer is a 404 whatever the request names.
   const body = await service.llmsFull(db, siteId);
-  reply.header('content-type', TEXT);
+  reply.header('content-type', TEXT).header('x-content-type-options', 'nosniff');
   if (notModified(req, reply, etag, `public, max-age=${maxAge}`)) return reply.send();
   return reply.send(Readable.from(body) as never);
 }

@@ -24,6 +24,24 @@ describe('llms.txt, llms-full.txt and markdown (decisions S3, S9)', () => {
     }
   });
 
+  it('sends every generated output with nosniff, through a token and the site key (issue 36 item 8)', async () => {
+    const api = await site();
+    await api.put('/v1/seo/settings', { llmsTxtEnabled: true });
+    await post(api, { slug: 'sniffed', title: '<script>alert(1)</script>' });
+    const key = (await api.get('/v1/site/info')).body.data.publicKey;
+    const anon = client(ctx.app);
+    const outputs = ['robots.txt', 'sitemap.xml', 'llms.txt', 'llms-full.txt', 'markdown/content/sniffed'];
+    for (const path of outputs) {
+      for (const res of [
+        await api.get(`/v1/${path === 'robots.txt' || path === 'sitemap.xml' ? `seo/${path}` : path}`),
+        await anon.get(`/v1/public/${path}`, { 'x-site-key': key }),
+      ]) {
+        expect(res.status, path).toBe(200);
+        expect(res.headers['x-content-type-options'], path).toBe('nosniff');
+      }
+    }
+  });
+
   it('follows the llmstxt.org structure: H1, summary, a section per category, Optional for older items', async () => {
     const api = await site();
     await api.put('/v1/seo/settings', { llmsTxtEnabled: true, llmsSiteDescription: 'Travel notes\nfrom Lisbon.' });

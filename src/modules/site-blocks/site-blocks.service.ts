@@ -11,7 +11,7 @@ import { type FieldDefinition, fieldSchemaFromInput, validateFieldData } from '.
 import { canonicalLocale } from '../../shared/locales.js';
 import { pageMeta } from '../../shared/pagination.js';
 import { getSiteLocales, resolveLocale } from '../../shared/site-locales.js';
-import { findFreeSlug, slugify, slugsInLocale } from '../../shared/slug.js';
+import { findFreeSlug, retryLostSlug, slugify, slugsInLocale } from '../../shared/slug.js';
 import { assertLocaleFree, copyTargetLocale, groupMembers, newTranslationGroup, translationStatus } from '../../shared/translations/index.js';
 import { type Audience, listSiteBlocks } from './site-blocks.list.js';
 import * as repo from './site-blocks.repository.js';
@@ -200,6 +200,19 @@ export async function createBlock(db: Db, auth: Auth, input: Static<typeof SiteB
   if (input.slug && RESERVED_SLUGS.has(input.slug)) throw invalid('SLUG_TAKEN', 'slug', `"${input.slug}" is reserved.`);
   const path = typedPath(input.type, input.path);
   const schema = parseSchema(input.schema ?? []);
+  return retryLostSlug(!input.slug, () => insertBlock(db, siteId, locale, name, path, schema, input));
+}
+
+/** createBlock's transaction (run again when a generated slug lost a race, decisions HR2). */
+function insertBlock(
+  db: Db,
+  siteId: string,
+  locale: string,
+  name: string,
+  path: string | null,
+  schema: ReturnType<typeof parseSchema>,
+  input: Static<typeof SiteBlockCreate>,
+) {
   return db.transaction().execute(async (tx) => {
     if (input.slug && (await slugsInLocale(tx, 'site_blocks', siteId, locale, [input.slug])).size) {
       throw invalid('SLUG_TAKEN', 'slug', `The slug "${input.slug}" is already used in ${locale}.`);

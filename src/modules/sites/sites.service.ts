@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Executor, SitesTable } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
-import { findFreeSlug, slugify } from '../../shared/slug.js';
+import { findFreeSlug, retryLostSlug, slugify } from '../../shared/slug.js';
 import { canonicalLocale, isTimezone, LOCALE_CATALOG, localeInfo } from '../../shared/locales.js';
 import * as repo from './sites.repository.js';
 import { seedRoles } from '../roles/roles.service.js';
@@ -76,43 +76,47 @@ export async function createSite(db: Db, input: { name: string; domain: string; 
   if (!domain || domain.length > 255) throw invalid('VALIDATION_FAILED', 'domain', 'domain must be 1-255 characters');
   const locale = canonicalLocale(input.defaultLocale ?? 'en');
   if (!locale) throw invalid('LOCALE_INVALID', 'defaultLocale');
-  return db.transaction().execute(async (tx) => {
-    const at = now();
-    const base = slugify(name) || 'site';
-    const slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, c));
-    const id = randomUUID();
-    const publicKey = `pk_${randomBytes(18).toString('base64url')}`;
-    await repo.insertSite(tx, {
-      id,
-      name,
-      domain,
-      slug,
-      description: null,
-      logo_url: null,
-      favicon_url: null,
-      timezone: 'UTC',
-      is_active: true,
-      show_branding: true,
-      preview_url: null,
-      organization_id: null,
-      public_key: publicKey,
-      default_locale: locale,
-      multi_language_enabled: false,
-      enabled_locales: toJson([locale]),
-      detection_enabled: false,
-      detection_order: toJson(['cookie', 'browser']),
-      cookie_name: 'cairn_locale',
-      cookie_max_age: 365,
-      redirect_to_default: false,
-      hide_default_locale: true,
-      created_at: at,
-      updated_at: at,
-    });
-    const roles = await seedRoles(tx, id, at);
-    const ownerUserId = await insertOwner(tx, id, roles[OWNER_ROLE_SLUG]!, input.ownerName ?? 'Site owner', at);
-    await repo.insertNotificationDefaults(tx, id, at);
-    return { id, name, domain, slug, publicKey, ownerUserId, createdAt: at };
+  return retryLostSlug(true, () => db.transaction().execute((tx) => insertSite(tx, { ...input, name, domain, defaultLocale: locale })));
+}
+
+/** createSite's transaction body, input checked: for a caller that holds its own transaction (the first-start bootstrap). */
+export async function insertSite(tx: Executor, input: { name: string; domain: string; defaultLocale: string; ownerName?: string }): Promise<CreatedSite> {
+  const { name, domain, defaultLocale: locale } = input;
+  const at = now();
+  const base = slugify(name) || 'site';
+  const slug = await findFreeSlug(base, (c) => repo.slugsIn(tx, c));
+  const id = randomUUID();
+  const publicKey = `pk_${randomBytes(18).toString('base64url')}`;
+  await repo.insertSite(tx, {
+    id,
+    name,
+    domain,
+    slug,
+    description: null,
+    logo_url: null,
+    favicon_url: null,
+    timezone: 'UTC',
+    is_active: true,
+    show_branding: true,
+    preview_url: null,
+    organization_id: null,
+    public_key: publicKey,
+    default_locale: locale,
+    multi_language_enabled: false,
+    enabled_locales: toJson([locale]),
+    detection_enabled: false,
+    detection_order: toJson(['cookie', 'browser']),
+    cookie_name: 'cairn_locale',
+    cookie_max_age: 365,
+    redirect_to_default: false,
+    hide_default_locale: true,
+    created_at: at,
+    updated_at: at,
   });
+  const roles = await seedRoles(tx, id, at);
+  const ownerUserId = await insertOwner(tx, id, roles[OWNER_ROLE_SLUG]!, input.ownerName ?? 'Site owner', at);
+  await repo.insertNotificationDefaults(tx, id, at);
+  return { id, name, domain, slug, publicKey, ownerUserId, createdAt: at };
 }
 
 export async function listAllSites(db: Executor) {

@@ -77,6 +77,17 @@ describe('POST /v1/tags', () => {
   });
 });
 
+describe('generated slugs under concurrent creates (issue 36 item 9, decisions HR2)', () => {
+  it('ten parallel creates of names with one slug answer ten 201s with the slug, -2 ... -10', async () => {
+    const api = await site();
+    const names = [...'!?.,;:*+=~'].map((p) => `Race${p}`);
+    const answers = await Promise.all(names.map((name) => api.post('/v1/tags', { name })));
+    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(201));
+    const slugs = answers.map((r) => r.body.data.slug as string).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    expect(slugs).toEqual(['race', ...Array.from({ length: 9 }, (_, i) => `race-${i + 2}`)]);
+  });
+});
+
 describe('GET /v1/tags', () => {
   async function seeded() {
     const api = await site(['en', 'de']);
