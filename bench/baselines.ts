@@ -23,6 +23,8 @@ export interface Baseline {
   script: string;
   /** Polled until it answers 2xx before measuring. */
   readyPath: string;
+  /** How long it may take to answer there (default 30 s): a server that copies the seeded rows first needs longer. */
+  readyTimeoutMs?: number;
   /** Measured-once baselines: the request path. */
   path?: string;
   /** Per-endpoint baselines: the equivalent path for this endpoint, or null. */
@@ -57,3 +59,16 @@ export const BASELINES: Baseline[] = [
     pathFor: (endpoint, ctx) => (endpoint.leanPath ? resolve(endpoint.leanPath, ctx) : null),
   },
 ];
+
+/**
+ * The baselines of a run on a database: on PostgreSQL the same-SQL server (SQLite only) is left
+ * out and the lean server is its PostgreSQL twin (bench/lean-server-pg.mjs: its own schema in the
+ * bench's database, node-postgres, its best SQL); bare node:http stays.
+ */
+export function baselinesFor(database: 'sqlite' | 'postgres'): Baseline[] {
+  if (database === 'sqlite') return BASELINES;
+  return BASELINES.filter((b) => b.id !== 'bareFastify').map((b) =>
+    // Copying 10,000 posts and indexing them for search takes a minute or more on a busy machine.
+    b.id === 'lean' ? { ...b, label: 'lean pg server', script: 'bench/lean-server-pg.mjs', readyTimeoutMs: 600_000 } : b,
+  );
+}

@@ -56,6 +56,8 @@ export interface CreateAppOptions {
 
 /** `?ids[]=1&ids[]=2` and `?ids=1&ids=2` both become `ids: ['1','2']` (decisions G7 array filters). */
 function parseQuery(raw: string): Record<string, unknown> {
+  // Most reads have no query string: nothing to parse.
+  if (raw === '') return {};
   const parsed = querystring.parse(raw);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(parsed)) {
