@@ -462,6 +462,12 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
     );
     await insertBatches(plan.categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
     await insertBatches(plan.tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+    // PostgreSQL's identity columns do not move on for rows given their id: the server's next
+    // insert would take id 1 again.
+    if (dialectOf(db).name === 'postgres') {
+      for (const table of ['categories', 'tags', 'contents'] as const)
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(tx);
+    }
   });
   const insertMs = performance.now() - t0;
 
