@@ -106,6 +106,8 @@ export interface BenchEndpoint {
 export const ENDPOINTS: BenchEndpoint[] = [
   // No token and one `select 1`: the framework's own floor for this service.
   { name: 'GET /health', method: 'GET', path: '/health', auth: false },
+  // The smallest authenticated read (issue 37): what the pipeline (auth, rate limit, hooks, serialisation) costs.
+  { name: 'GET /v1/site/info', method: 'GET', path: '/v1/site/info' },
   { name: 'GET /v1/sites', method: 'GET', path: '/v1/sites' },
   { name: 'GET /v1/site/settings', method: 'GET', path: '/v1/site/settings' },
   { name: 'GET /v1/site/settings/language', method: 'GET', path: '/v1/site/settings/language' },

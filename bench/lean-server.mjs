@@ -20,29 +20,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import MarkdownIt from 'markdown-it';
+import { detailJson, POST_COLUMNS, pageMeta, pageOf, summary, summaryJson } from './lean-answers.mjs';
 
 const SCHEMA = `
 create table posts (
-  id integer primary key,
-  slug text not null,
-  locale text not null,
-  title text not null,
-  excerpt text,
-  status text not null,
-  translation_group text not null,
-  author_id text,
-  author_name text,
-  featured_image_url text,
-  featured_image_alt text,
-  published_at text,
-  scheduled_at text,
-  created_at text not null,
-  updated_at text not null,
-  categories text not null default '[]',
-  tags text not null default '[]',
-  meta text not null default '{}',
-  body text,
-  body_html text not null default ''
+  id integer primary key,${POST_COLUMNS}
 );
 create unique index posts_slug on posts (locale, slug);
 create index posts_created on posts (created_at desc, id desc);
@@ -78,27 +60,6 @@ function copyFrom(db, cairnFile) {
   db.pragma('optimize=0x10002');
 }
 
-const SUMMARY_COLUMNS = [
-  'id',
-  'title',
-  'slug',
-  'status',
-  'excerpt',
-  'locale',
-  'translation_group',
-  'author_id',
-  'author_name',
-  'featured_image_url',
-  'featured_image_alt',
-  'categories',
-  'tags',
-  'published_at',
-  'scheduled_at',
-  'created_at',
-  'updated_at',
-];
-const summary = (table) => SUMMARY_COLUMNS.map((c) => `${table}.${c}`).join(', ');
-
 const SQL = {
   page: `select ${summary('posts')}, (select count(*) from posts) as total from posts order by created_at desc, id desc limit ? offset ?`,
   detail: (where) => `select ${summary('p')}, p.meta, p.body, p.body_html,
@@ -117,30 +78,6 @@ const SQL = {
     values (?, 'en', ?, null, 'draft', lower(hex(randomblob(16))), ?, ?, ?, ?) returning id`,
   insertFts: 'insert into posts_fts (rowid, title, body_text) values (?, ?, ?)',
 };
-
-const pageMeta = (total, page, limit) => ({ total, perPage: limit, currentPage: page, lastPage: Math.max(1, Math.ceil(total / limit)) });
-
-function pageOf(query) {
-  const page = Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1);
-  const limit = Math.min(100, Math.max(1, Number.parseInt(query.limit ?? '15', 10) || 15));
-  return { page, limit, offset: (page - 1) * limit };
-}
-
-// JSON columns are spliced into the answer as they are stored, never parsed and re-serialised.
-const raw = (json) => json ?? 'null';
-
-function summaryJson(r, extra = '') {
-  const image = r.featured_image_url ? JSON.stringify({ url: r.featured_image_url, alt: r.featured_image_alt, variants: null }) : 'null';
-  const author = r.author_id && r.author_name !== null ? JSON.stringify({ id: r.author_id, fullName: r.author_name }) : 'null';
-  return `{"id":${r.id},"title":${JSON.stringify(r.title)},"slug":${JSON.stringify(r.slug)},"type":"post","status":"${r.status}","excerpt":${JSON.stringify(r.excerpt)},"locale":"${r.locale}","translationGroup":"${r.translation_group}","featuredImage":${image},"categories":${r.categories},"tags":${r.tags},"author":${author},"publishedAt":${JSON.stringify(r.published_at)},"scheduledAt":${JSON.stringify(r.scheduled_at)},"createdAt":"${r.created_at}","updatedAt":"${r.updated_at}"${extra}}`;
-}
-
-function detailJson(r) {
-  return summaryJson(
-    r,
-    `,"body":${raw(r.body)},"bodyHtml":${JSON.stringify(r.body_html)},"meta":${r.meta},"alternates":${r.alternates},"metadata":{},"customData":null,"structuredData":{"faq":[],"article":{"enabled":false,"type":"Article"}},"jsonLd":[]`,
-  );
-}
 
 // Search text -> FTS5 query (words quoted, the last a prefix), as any search box needs.
 function ftsQuery(q) {

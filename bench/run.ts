@@ -15,8 +15,10 @@
  *    floods heavy writes and searches, as a ratio to its quiet p99.
  * 5. Uploads of a 5 MB JPEG through the API, one at a time (bench/media-upload.ts): p50 and p99.
  *
- * Environment: BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
- * whose name contains it, case-insensitive; their seeders only), BENCH_SEED=api (the blog is
+ * Environment: BENCH_DATABASE_URL (a PostgreSQL server: the run creates a database of its own
+ * there, serves it and drops it after; the lean reference is then bench/lean-server-pg.mjs and
+ * the same-SQL SQLite reference is left out), BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
+ * whose name contains it, or one of several separated by `|`, case-insensitive; their seeders only), BENCH_SEED=api (the blog is
  * filled through the API of the running server, then its reads are measured on that server and
  * again after a restart), BENCH_PROFILE_DIR (the server
  * writes its V8 CPU profile there), BENCH_SERVER_NODE_ARGS (node flags for the server). Exit
@@ -28,7 +30,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASELINES } from './baselines.js';
+import { baselinesFor } from './baselines.js';
+import { createBenchDatabase } from './postgres.js';
 import { otherCpuMeter } from './cpu.js';
 import { freePort, rssMb, startChild, stopChild, waitForHttp, type Child } from './children.js';
 import { ENDPOINTS, resolve, type BenchContext, type BenchEndpoint } from './endpoints.js';
@@ -89,11 +92,10 @@ function targetFor(endpoint: BenchEndpoint, ctx: BenchContext, baseUrl: string, 
 async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
-  const endpoints = filter ? ENDPOINTS.filter((e) => e.name.toLowerCase().includes(filter)) : ENDPOINTS;
-  if (
-    endpoints.length === 0 &&
-    !(filter && ['noisy neighbour', 'media upload', 'analytics collector', 'analytics reports'].some((name) => name.includes(filter)))
-  )
+  // Several filters separated by `|`: a row is measured when its name contains any of them.
+  const wanted = (name: string) => !filter || filter.split('|').some((f) => f && name.toLowerCase().includes(f));
+  const endpoints = ENDPOINTS.filter((e) => wanted(e.name));
+  if (endpoints.length === 0 && !['noisy neighbour', 'media upload', 'analytics collector', 'analytics reports'].some(wanted))
     throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
 
@@ -107,9 +109,11 @@ async function main(): Promise<number> {
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const children: Child[] = [];
-  // Ctrl-C during a run: stop the servers and remove the temp dir before leaving.
+  let dropDatabase: () => Promise<void> = async () => undefined;
+  // Ctrl-C during a run: stop the servers, drop a PostgreSQL database and remove the temp dir before leaving.
   const cleanup = async () => {
     await Promise.all(children.map((c) => stopChild(c)));
+    await dropDatabase().catch((err) => log(`could not drop the bench database: ${err instanceof Error ? err.message : String(err)}`));
     rmSync(tmp, { recursive: true, force: true });
   };
   const onSignal = () => void cleanup().finally(() => process.exit(130));
@@ -118,7 +122,12 @@ async function main(): Promise<number> {
 
   try {
     // 1. Seed before the server opens the file, so the server starts on a realistic database.
-    const databaseUrl = path.join(tmp, 'cairn.db');
+    // BENCH_DATABASE_URL (a PostgreSQL server): the run gets a database of its own there, dropped after.
+    const onPostgres = process.env.BENCH_DATABASE_URL ? await createBenchDatabase(process.env.BENCH_DATABASE_URL) : null;
+    if (onPostgres) dropDatabase = onPostgres.drop;
+    const databaseUrl = onPostgres?.url ?? path.join(tmp, 'cairn.db');
+    const baselines = baselinesFor(onPostgres ? 'postgres' : 'sqlite');
+    log(`database: ${onPostgres ? `PostgreSQL (${onPostgres.name})` : 'SQLite'}`);
     // BENCH_SEED=api: the blog is filled through the API of the running server (below), as a user
     // fills a site, instead of straight into the file before it starts.
     const throughApi = process.env.BENCH_SEED === 'api' && endpoints.some((e) => e.seed === seedBlog);
@@ -131,7 +140,7 @@ async function main(): Promise<number> {
     const parity = new Map<string, Map<string, ParityResult>>();
     const parityErrors: string[] = [];
     const checkAllParity = async () => {
-      for (const b of BASELINES) {
+      for (const b of baselines) {
         if (!b.parity) continue;
         try {
           parity.set(b.id, await checkParity({ root: ROOT, databaseUrl, dataDir: tmp, ctx, endpoints, baselineId: b.id, baselineScript: b.script }));
@@ -199,12 +208,12 @@ async function main(): Promise<number> {
     // The reference servers, each on its own port, with the same database at hand.
     const baselineUrls = new Map<string, string>();
     const baselineChildren = new Map<string, Child>();
-    for (const b of BASELINES) {
+    for (const b of baselines) {
       const port = await freePort();
       const child = startChild(b.label, [path.join(ROOT, b.script)], { ...serverEnv, PORT: String(port) }, ROOT);
       children.push(child);
       const url = `http://127.0.0.1:${port}`;
-      await waitForHttp(child, `${url}${b.readyPath}`);
+      await waitForHttp(child, `${url}${b.readyPath}`, b.readyTimeoutMs);
       baselineUrls.set(b.id, url);
       baselineChildren.set(b.id, child);
     }
@@ -216,7 +225,7 @@ async function main(): Promise<number> {
 
     // 3a. Baselines measured once, first.
     const baselineResults: BaselineResult[] = [];
-    for (const b of BASELINES) {
+    for (const b of baselines) {
       if (b.pathFor || b.path === undefined) continue;
       const child = baselineChildren.get(b.id)!;
       process.stderr.write(`measuring ${b.label} ...\n`);
@@ -245,7 +254,7 @@ async function main(): Promise<number> {
       }
       const result = await measure(target, settings, { serverPid: server.pid, ourPids: ourPids() });
       entry.result = result;
-      for (const b of BASELINES) {
+      for (const b of baselines) {
         let base: Measurement | undefined;
         if (b.pathFor) {
           const p = b.pathFor(endpoint, ctx);
@@ -282,25 +291,25 @@ async function main(): Promise<number> {
     }
     // 3c. Another tenant's reads while one site floods heavy requests (issue 16 item 6).
     let noisy: NoisyNeighbourRow[] = [];
-    if (!filter || 'noisy neighbour'.includes(filter)) {
+    if (wanted('noisy neighbour')) {
       process.stderr.write('measuring the noisy neighbour rows ...\n');
       noisy = await measureNoisyNeighbour(serverUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() });
     }
     // 3c'. The analytics collector (issue 31): events a second, nothing dropped, the bare node:http ceiling beside it.
     let collectorRows: CollectorRow[] = [];
-    if (!filter || 'analytics collector'.includes(filter)) {
+    if (wanted('analytics collector')) {
       process.stderr.write('measuring the analytics collector ...\n');
       collectorRows = await measureCollector(serverUrl, databaseUrl, ctx, settings, { serverPid: server.pid, ourPids: ourPids() }, ROOT);
     }
     // 3c''. The analytics reports (issue 32) over a database filled by bench/analytics-import.ts, when one is named.
     let reportRows: Awaited<ReturnType<typeof measureReports>> | null = null;
-    if (process.env.ANALYTICS_REPORTS_DB && (!filter || 'analytics reports'.includes(filter))) {
+    if (process.env.ANALYTICS_REPORTS_DB && wanted('analytics reports')) {
       process.stderr.write('measuring the analytics reports ...\n');
       reportRows = await measureReports(path.resolve(process.env.ANALYTICS_REPORTS_DB));
     }
     // 3d. Uploads of a 5 MB photo, one at a time (issue 10).
     let uploads: UploadRow | null = null;
-    if (!filter || 'media upload'.includes(filter)) {
+    if (wanted('media upload')) {
       process.stderr.write('measuring media uploads ...\n');
       uploads = await measureUploads(serverUrl, ctx, server.pid);
     }
@@ -324,7 +333,7 @@ async function main(): Promise<number> {
     const warnings = [...parityErrors, ...formatWarnings(report)];
     report.ok = warnings.length === 0;
 
-    log(formatTable(report, BASELINES));
+    log(formatTable(report, baselines));
     log();
     if (noisy.length) {
       log(formatNoisyNeighbour(noisy));
@@ -342,7 +351,7 @@ async function main(): Promise<number> {
       log(formatReports(reportRows));
       log();
     }
-    const targets = formatTargets(report, BASELINES);
+    const targets = formatTargets(report, baselines);
     if (targets.length) {
       log('targets:');
       for (const t of targets) log(t);
@@ -350,7 +359,7 @@ async function main(): Promise<number> {
     }
     for (const w of warnings) log(`⚠ ${w}`);
     for (const n of formatNoiseNotes(report)) log(`note: ${n}`);
-    for (const n of formatServiceOnlySql(report, BASELINES)) log(`note: ${n}`);
+    for (const n of formatServiceOnlySql(report, baselines)) log(`note: ${n}`);
     if (warnings.length) {
       // The server's own warn/error log lines usually say why requests failed.
       const tail = server.output().trim();

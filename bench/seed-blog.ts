@@ -20,6 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { dialectOf } from '../src/db/dialect.js';
 import type { Db } from '../src/db/types.js';
 import { markdownToDoc, renderDoc } from '../src/shared/richtext/index.js';
 import { nextFreeSlug, slugify } from '../src/shared/slug.js';
@@ -461,15 +462,24 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
     );
     await insertBatches(plan.categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
     await insertBatches(plan.tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+    // PostgreSQL's identity columns do not move on for rows given their id: the server's next
+    // insert would take id 1 again.
+    if (dialectOf(db).name === 'postgres') {
+      for (const table of ['categories', 'tags', 'contents'] as const)
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(tx);
+    }
   });
   const insertMs = performance.now() - t0;
 
-  // The FTS index is filled by the insert trigger of migration 0009: check that it answers.
-  const matched = await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${String(plan.result.searchCommon)}"`}`.execute(
-    db,
-  );
+  // The full-text index (SQLite: filled by the insert trigger of migration 0009; PostgreSQL: the
+  // generated search_vector column) must answer.
+  const word = String(plan.result.searchCommon);
+  const matched =
+    dialectOf(db).fullText === 'fts5'
+      ? await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${word}"`}`.execute(db)
+      : await sql<{ n: number }>`select count(*) as n from contents where search_vector @@ to_tsquery('simple', ${word})`.execute(db);
   const indexed = Number(matched.rows[0]?.n ?? 0);
-  if (indexed === 0) throw new Error('seedBlog: the full-text index (contents_fts) finds nothing; is the insert trigger of migration 0009 missing?');
+  if (indexed === 0) throw new Error('seedBlog: the full-text index finds nothing; is the search part of migration 0009 missing?');
   return { ...plan.result, searchCommonIndexed: indexed, ...plan.counts, summary: plan.describe(insertMs, 'insert') };
 }
 

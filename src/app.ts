@@ -3,9 +3,9 @@ import http from 'node:http';
 import querystring from 'node:querystring';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import multipart from '@fastify/multipart';
+import multipart, { type FastifyMultipartOptions } from '@fastify/multipart';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { connectDatabase, waitUntilReachable, type Database } from './db/connect.js';
@@ -15,6 +15,7 @@ import { registerJsonParser, registerUrlTextCheck } from './plugins/json-body.js
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { limitConnectionsPerAddress } from './plugins/connections.js';
+import { lazyRequestLogger } from './plugins/request-logger.js';
 import { DOCS_PREFIX, registerOpenApi } from './plugins/openapi.js';
 import { buildValidator } from './plugins/validation.js';
 import { buildSerializer } from './plugins/serialization.js';
@@ -59,6 +60,8 @@ export interface CreateAppOptions {
 
 /** `?ids[]=1&ids[]=2` and `?ids=1&ids=2` both become `ids: ['1','2']` (decisions G7 array filters). */
 function parseQuery(raw: string): Record<string, unknown> {
+  // Most reads have no query string: nothing to parse.
+  if (raw === '') return {};
   const parsed = querystring.parse(raw);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(parsed)) {
@@ -102,6 +105,26 @@ function serializeRequest(req: { method: string; url: string; host?: string; ip?
   };
 }
 
+/**
+ * @fastify/multipart without its onRequest and onResponse hooks, which run on every request of
+ * every route to delete the temporary files of its disk mode (`saveRequestFiles`): Cairn reads
+ * multipart bodies as streams only (decisions G21), so on every request they had nothing to do
+ * but cost a promise and a listener each (issue 37, decisions PF2). The plugin shares its parent's
+ * instance (fastify-plugin), so its hooks go through this instance's addHook while it registers.
+ */
+async function registerMultipart(app: FastifyInstance, options: FastifyMultipartOptions): Promise<void> {
+  const addHook = app.addHook;
+  const skipped = new Set(['onRequest', 'onResponse']);
+  app.addHook = function (this: FastifyInstance, name: string, ...rest: unknown[]) {
+    return skipped.has(name) ? this : (addHook as (...args: unknown[]) => FastifyInstance).call(this, name, ...rest);
+  } as typeof app.addHook;
+  try {
+    await app.register(multipart, options);
+  } finally {
+    app.addHook = addHook;
+  }
+}
+
 /** The app as a plugin tree in a fixed order: errors, route guard, rate limit, docs, modules. */
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App & { database: Database }> {
   // A logger given by the caller (tests: a level and a stream) keeps the redaction rules.
@@ -116,6 +139,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         };
   const app = Fastify({
     logger,
+    ...(logger ? { childLoggerFactory: lazyRequestLogger } : {}),
     bodyLimit: config.bodyLimit,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -201,16 +225,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   registerUrlTextCheck(app);
   // Multipart bodies are parsed as streams by the routes that take files (decisions G21); one
   // file per request, few small fields, each route sets its own file size limit.
-  await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 65_536, parts: 25, fileSize: config.bodyLimit } });
-  app.addHook('onSend', async (request, reply) => {
+  await registerMultipart(app, { limits: { files: 1, fields: 20, fieldSize: 65_536, parts: 25, fileSize: config.bodyLimit } });
+  // Callback hooks, here and below: an async one costs every request a promise and a tick.
+  app.addHook('onSend', function requestId(request, reply, payload, done) {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   // CORS preflight of the public endpoints (decisions G19): a browser asks before sending
   // `X-Site-Key` or a JSON body. The preflight answers every origin; whether the page may read
   // the answer is decided per request by the site's own origins (plugins/auth.ts siteKeyHook).
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'OPTIONS' || !request.url.startsWith('/v1/public/') || !request.headers.origin) return;
-    return reply
+  app.addHook('onRequest', function corsPreflight(request, reply, done) {
+    if (request.method !== 'OPTIONS' || !request.url.startsWith('/v1/public/') || !request.headers.origin) return done();
+    reply
       .code(204)
       .header('access-control-allow-origin', request.headers.origin)
       .header('access-control-allow-methods', 'GET, POST')
@@ -219,15 +245,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       .header('vary', 'Origin')
       .send();
   });
-  const rateLimiter = await registerRateLimit(app, config, database.db);
+  const rateLimiter = await registerRateLimit(app, config, database.db, database.pollChanges);
   // Unknown URLs are counted like every route: probing costs the prober its budget.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+  app.setNotFoundHandler({ preHandler: rateLimiter.hook }, notFoundHandler);
   // A write moves its site's generation on when it answers (with or without cached answers: the
-  // output caches key on it too).
+  // output caches key on it too); the hook is on the write routes only.
   app.decorate('deliveryCache', deliveryCache);
   // Before the generation moves on: an idempotent create commits as it answers.
   const idempotentOperations = registerIdempotency(app, database.db);
-  app.addHook('onSend', forgetOnWrite(deliveryCache));
+  forgetOnWrite(app, deliveryCache);
   registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
   await registerOpenApi(app, config, pkg.version, events, idempotentOperations);
 

@@ -1,8 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify';
 import type { Executor } from '../db/types.js';
 import { AppError } from '../shared/errors.js';
 import { accessFor, type Access, type RouteScope, type Scope, isDeliveryScope } from '../shared/scopes.js';
-import { verifyToken, type TokenKind } from '../modules/api-tokens/api-tokens.auth.js';
+import { verifyToken, type TokenKind, type VerifiedToken } from '../modules/api-tokens/api-tokens.auth.js';
 
 /** Who is calling, set on every authenticated request (architecture: "One request", step 2). */
 export interface AuthContext {
@@ -24,6 +24,12 @@ export interface PublicSite {
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext;
+    /**
+     * The bearer token as the rate limiter verified it (it counts by token), for the auth hook
+     * to use instead of verifying it again: the token, or why it does not verify. Null when the
+     * limiter did not verify it (a public route, an address past its budget of failures).
+     */
+    verifiedToken: VerifiedToken | AppError | null;
     /** Set on `/v1/public/...` routes from the site key (`config.siteKey`). */
     publicSite: PublicSite;
   }
@@ -65,27 +71,49 @@ export function bearerToken(header: string | undefined): string | null {
  * revoked or expired token or an inactive user's; scopes are the token's effective ones (its own
  * ∩ its user's role, decisions U3); `checkChanges` lets SQLite see another process's commits
  * before a cached token is trusted; 403 for a missing scope or a delivery token on a write, decided
- * before the body is parsed or any record is looked up.
+ * before the body is parsed or any record is looked up. The token the rate limiter verified for
+ * this request is used as it is (request.verifiedToken); a cached one costs no promise at all.
  */
-export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>, checkChanges?: () => void): onRequestAsyncHookHandler {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
-    const raw = bearerToken(request.headers.authorization);
-    if (!raw) throw new AppError('UNAUTHORIZED');
-    const token = await verifyToken(db, raw, checkChanges);
+export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>, checkChanges?: () => void): onRequestHookHandler {
+  // One answer per token and access, made once: the request's auth context is shared and frozen.
+  const contexts = new WeakMap<VerifiedToken, Partial<Record<Access, AuthContext>>>();
+  const authorize = (request: FastifyRequest, token: VerifiedToken): void => {
     if (token.kind === 'delivery' && !READ_METHODS.has(request.method)) throw new AppError('READ_ONLY_TOKEN');
+    let access: Access | null;
     // Delivery tokens read the content groups only, whatever scopes an older token row holds (decisions G13).
-    if (token.kind === 'delivery' && request.routeOptions.config.deliveryOpen) {
-      request.auth = { ...token, access: 'all' };
-      return;
-    }
-    if (token.kind === 'delivery' && (!isDeliveryScope(scope) || request.routeOptions.config.managementOnly)) {
+    if (token.kind === 'delivery' && request.routeOptions.config.deliveryOpen) access = 'all';
+    else if (token.kind === 'delivery' && (!isDeliveryScope(scope) || request.routeOptions.config.managementOnly)) {
       throw new AppError('MISSING_SCOPE', { message: `Delivery tokens cannot use this endpoint (scope "${scope}"): they read published content only.` });
+    } else access = accessFor(token.scopes, scope);
+    if (!access) throw new AppError('MISSING_SCOPE', { message: `This endpoint requires the scope "${scope}".` });
+    let byAccess = contexts.get(token);
+    if (!byAccess) contexts.set(token, (byAccess = {}));
+    request.auth = byAccess[access] ??= Object.freeze({ ...token, access });
+  };
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    const verified = request.verifiedToken;
+    try {
+      if (verified instanceof AppError) throw verified;
+      if (verified) {
+        authorize(request, verified);
+        return done();
+      }
+      const raw = bearerToken(request.headers.authorization);
+      if (!raw) throw new AppError('UNAUTHORIZED');
+      verifyToken(db, raw, checkChanges).then(
+        (token) => {
+          try {
+            authorize(request, token);
+            done();
+          } catch (err) {
+            done(err as Error);
+          }
+        },
+        (err: Error) => done(err),
+      );
+    } catch (err) {
+      done(err as Error);
     }
-    const access = accessFor(token.scopes, scope);
-    if (!access) {
-      throw new AppError('MISSING_SCOPE', { message: `This endpoint requires the scope "${scope}".` });
-    }
-    request.auth = { ...token, access };
   };
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, RouteOptions } from 'fastify';
 import { etagOf, matchesEtag } from '../shared/http-cache.js';
 import { isDeliveryScope, type RouteScope } from '../shared/scopes.js';
 
@@ -146,24 +146,28 @@ function keyOf(request: FastifyRequest): { key: string; siteId: string } | null 
   return { key: `${auth.siteId}\nd\n${request.url}`, siteId: auth.siteId };
 }
 
-/** The route's lookup (after authentication) and store hooks. */
-export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsyncHookHandler; store: onSendAsyncHookHandler<unknown> } {
-  const lookup = async (request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * The route's lookup (after authentication) and store hooks; callback hooks, so a hit costs no
+ * promise: it is answered from the lookup, before anything else of the route runs (issue 37).
+ */
+export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestHookHandler; store: onSendHookHandler } {
+  const lookup: onRequestHookHandler = function deliveryCacheLookup(request, reply, done) {
     const target = keyOf(request);
-    if (!target) return;
+    if (!target) return done();
     const found = cache.lookup(target.key, target.siteId);
     if ('miss' in found) {
       request.deliveryCacheMiss = { key: target.key, siteId: target.siteId, stamp: found.miss };
-      return;
+      return done();
     }
     for (const [name, value] of found.headers) reply.header(name, value);
     reply.header('etag', found.etag);
-    if (matchesEtag(request.headers['if-none-match'], found.etag)) return reply.code(304).send();
-    return reply.send(found.body);
+    // An answer sent from a callback hook ends the request there (no done()).
+    if (matchesEtag(request.headers['if-none-match'], found.etag)) reply.code(304).send();
+    else reply.send(found.body);
   };
-  const store = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const store: onSendHookHandler = function deliveryCacheStore(request, reply, payload, done) {
     const miss = request.deliveryCacheMiss;
-    if (!miss || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload;
+    if (!miss || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return done(null, payload);
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
     const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(body);
     // A token's answer: browsers may keep it but must ask again (304 when unchanged); shared caches may not.
@@ -177,21 +181,30 @@ export function deliveryCacheHooks(cache: DeliveryCache): { lookup: onRequestAsy
     cache.store(miss.key, miss.siteId, miss.stamp, body, etag, headers);
     if (matchesEtag(request.headers['if-none-match'], etag)) {
       reply.code(304);
-      return null;
+      return done(null, null);
     }
-    return body;
+    done(null, body);
   };
   return { lookup, store };
 }
 
 /**
- * The write side, for every route: a write through the API moves its site's generation on when it
- * answers, after its transaction committed and before its client can send the next read.
+ * The write side, on every write route (added when the route is): a write through the API moves
+ * its site's generation on when it answers, after its transaction committed and before its client
+ * can send the next read. Reads carry no hook for it.
  */
-export const forgetOnWrite =
-  (cache: DeliveryCache) =>
-  async (request: FastifyRequest): Promise<void> => {
-    if (!WRITE_METHODS.has(request.method) || request.routeOptions.config.keepsDeliveryCache) return;
+export function forgetOnWrite(app: FastifyInstance, cache: DeliveryCache): void {
+  const forget: onSendHookHandler = function forgetSiteAnswers(request, _reply, payload, done) {
+    // A route of several methods (GET and PUT) forgets on its writes only.
+    if (!WRITE_METHODS.has(request.method)) return done(null, payload);
     const siteId = request.auth?.siteId ?? request.publicSite?.siteId;
     if (siteId) cache.changed(siteId);
+    done(null, payload);
   };
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => WRITE_METHODS.has(m)) || route.config?.keepsDeliveryCache) return;
+    const own = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+    route.onSend = [...own, forget] as RouteOptions['onSend'];
+  });
+}

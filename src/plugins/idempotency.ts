@@ -97,10 +97,16 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): Set<s
       const state = pending.get(req);
       return state ? withRequestTransaction(state.held, () => handler.call(this, req, reply)) : handler.call(this, req, reply);
     };
+    // On the creates only: no other route carries these hooks (issue 37). Added before the
+    // delivery cache's own onSend (app.ts registers this first), so the answer is stored and
+    // committed before the write moves its site's generation on.
+    route.onSend = [...toArray(route.onSend), storeIdempotentAnswer] as RouteOptions['onSend'];
+    route.onResponse = [...toArray(route.onResponse), releaseIdempotentTransaction] as RouteOptions['onResponse'];
+    route.onRequestAbort = [...toArray(route.onRequestAbort), releaseIdempotentTransaction] as RouteOptions['onRequestAbort'];
   });
 
   // Before the answer leaves (and before a write moves its site's generation on): store and commit, or roll back.
-  app.addHook('onSend', async (req, reply, payload) => {
+  const storeIdempotentAnswer = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const state = pending.get(req);
     if (!state) return payload;
     pending.delete(req);
@@ -144,16 +150,14 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): Set<s
     }
     if (PAUSE_AFTER_COMMIT_MS > 0) await sleep(PAUSE_AFTER_COMMIT_MS);
     return payload;
-  });
+  };
   // A request that ends without sending (the client went away mid-handler): nothing it did stays.
-  const release = async (req: FastifyRequest) => {
+  const releaseIdempotentTransaction = async (req: FastifyRequest) => {
     const state = pending.get(req);
     if (!state) return;
     pending.delete(req);
     await state.held.rollback().catch(() => undefined);
   };
-  app.addHook('onResponse', release);
-  app.addHook('onRequestAbort', release);
   return documented;
 }
 

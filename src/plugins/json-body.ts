@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { AppError, invalid } from '../shared/errors.js';
 
 /** Deepest nesting of objects and arrays a JSON body may have (rich-text documents, metadata, field data). */
@@ -130,14 +130,25 @@ export function registerJsonParser(app: FastifyInstance): void {
  * validation with a 422 naming the parameter, the same on both databases.
  */
 export function registerUrlTextCheck(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // On the routes that take a query or path parameters only, and a NUL reaches them only
+  // percent-encoded: the common request pays one substring test (issue 37: no hook runs where
+  // it has nothing to do).
+  const refuseNul = function refuseNul(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    if (!request.url.includes('%00')) return done();
     for (const values of [request.query, request.params]) {
       if (!values || typeof values !== 'object') continue;
       for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
         if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
-          throw invalid('VALIDATION_FAILED', name, 'must not contain NUL (\\u0000) characters');
+          return done(invalid('VALIDATION_FAILED', name, 'must not contain NUL (\\u0000) characters'));
         }
       }
     }
+    done();
+  };
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const takesQuery = (route.schema as { querystring?: unknown } | undefined)?.querystring !== undefined;
+    if (!takesQuery && !route.url.includes(':') && !route.url.includes('*')) return;
+    const existing = route.preValidation;
+    route.preValidation = [refuseNul, ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing])] as RouteOptions['preValidation'];
   });
 }

@@ -1,44 +1,59 @@
 import { createRequire } from 'node:module';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
 import { bearerToken } from './auth.js';
 import type { Executor } from '../db/types.js';
-import { knownTokenId, verifyToken } from '../modules/api-tokens/api-tokens.auth.js';
+import { verifiedBefore, verifyCachedToken, verifyToken } from '../modules/api-tokens/api-tokens.auth.js';
 
-// The plugin's own stores (not exported from its index): Redis's Lua counter and the in-process LRU.
+// @fastify/rate-limit's Redis store (not exported from its index): one Lua script counts and
+// sets the window's expiry atomically, so several instances share one count.
 const requireCjs = createRequire(import.meta.url);
-type StoreClass = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => CounterStore;
-const RedisStore = requireCjs('@fastify/rate-limit/store/RedisStore.js') as StoreClass;
-const LocalStore = requireCjs('@fastify/rate-limit/store/LocalStore.js') as StoreClass;
-
 type Counted = { current: number; ttl: number };
 type IncrCallback = (err: Error | null, result: Counted | null) => void;
 interface CounterStore {
   incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void;
-  child(routeOptions: unknown): CounterStore;
+}
+const RedisStore = requireCjs('@fastify/rate-limit/store/RedisStore.js') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  redis: Redis,
+  prefix: string,
+) => CounterStore;
+
+/** One key's count in its window, updated in place. */
+interface Counter {
+  current: number;
+  resetAt: number;
 }
 
 /**
- * The plugin's in-process store answers with its live counter object, which the plugin reads only
- * after an await: in a burst of concurrent requests from one address, every request then saw the
- * burst's final count, and all of them were refused, the first ones too. This one answers with a
- * copy of the count at the moment each request was counted.
+ * Counters in this process: fixed windows, one mutable record per key, so a request of a known
+ * key allocates nothing (issue 37). At most `maxKeys` keys: past that, the expired go first,
+ * then the oldest.
  */
-class MemoryStore implements CounterStore {
-  private readonly inner: CounterStore;
-  constructor(params: { continueExceeding?: boolean; exponentialBackoff?: boolean }, inner?: CounterStore) {
-    this.inner = inner ?? new LocalStore(!!params.continueExceeding, !!params.exponentialBackoff, 10_000);
+class MemoryCounters {
+  private readonly counters = new Map<string, Counter>();
+  constructor(private readonly maxKeys = 10_000) {}
+
+  incr(key: string, windowMs: number, now: number): Counter {
+    let counter = this.counters.get(key);
+    if (!counter) {
+      if (this.counters.size >= this.maxKeys) this.evict(now);
+      counter = { current: 0, resetAt: now + windowMs };
+      this.counters.set(key, counter);
+    } else if (counter.resetAt <= now) {
+      counter.current = 0;
+      counter.resetAt = now + windowMs;
+    }
+    counter.current++;
+    return counter;
   }
 
-  incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
-    this.inner.incr(key, (err, result) => cb(err, result && { current: result.current, ttl: result.ttl }), timeWindow, max);
-  }
-
-  child(routeOptions: unknown): CounterStore {
-    return new MemoryStore({}, this.inner.child(routeOptions));
+  private evict(now: number): void {
+    for (const [key, counter] of this.counters) if (counter.resetAt <= now) this.counters.delete(key);
+    if (this.counters.size >= this.maxKeys) this.counters.delete(this.counters.keys().next().value!);
   }
 }
 
@@ -101,9 +116,10 @@ class RedisBreaker {
  * Counters in Redis while it answers, in this process while it does not (decisions H21, HN2): a
  * dead or hung Redis costs one request at most the command timeout, then nothing until Redis is
  * back (ioredis reconnects a dropped connection on its own, the breaker probes a hung one; with
- * the offline queue off, commands fail at once while it is away). Each switch is logged once.
+ * the offline queue off, commands fail at once while it is away). Records each switch in
+ * `state`, logged once.
  */
-function fallbackStoreClass(redis: Redis, breaker: RedisBreaker, log: () => FastifyBaseLogger, state: RateLimitState) {
+function storeSwitch(redis: Redis, breaker: RedisBreaker, log: () => FastifyBaseLogger, state: RateLimitState) {
   let everReady = false;
   let warned = false;
   redis.once('ready', () => (everReady = true));
@@ -123,42 +139,7 @@ function fallbackStoreClass(redis: Redis, breaker: RedisBreaker, log: () => Fast
   };
   // The breaker's probe found Redis answering: /health says so before any request comes.
   breaker.onClosed = () => switchTo('redis');
-
-  return class FallbackStore implements CounterStore {
-    private readonly redisStore: CounterStore;
-    private readonly localStore: CounterStore;
-
-    constructor(params: { continueExceeding?: boolean; exponentialBackoff?: boolean }, stores?: { redisStore: CounterStore; localStore: CounterStore }) {
-      this.redisStore = stores?.redisStore ?? new RedisStore(!!params.continueExceeding, !!params.exponentialBackoff, redis, 'cairn-rl:');
-      this.localStore = stores?.localStore ?? new MemoryStore(params);
-    }
-
-    incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
-      if (redis.status !== 'ready' || breaker.open) {
-        switchTo('memory', breaker.open ? 'redis did not answer in time' : `redis connection ${redis.status}`);
-        this.localStore.incr(key, cb, timeWindow, max);
-        return;
-      }
-      this.redisStore.incr(
-        key,
-        (err, result) => {
-          if (!err) {
-            switchTo('redis');
-            return cb(null, result);
-          }
-          breaker.trip();
-          switchTo('memory', err.message);
-          this.localStore.incr(key, cb, timeWindow, max);
-        },
-        timeWindow,
-        max,
-      );
-    }
-
-    child(routeOptions: unknown): CounterStore {
-      return new FallbackStore({}, { redisStore: this.redisStore.child(routeOptions), localStore: this.localStore.child(routeOptions) });
-    }
-  };
+  return switchTo;
 }
 
 /** Redis for shared counters: fail fast, never queue, reconnect in the background. */
@@ -218,26 +199,38 @@ class FailedAuthentications {
   }
 }
 
+/** A route's budget: the global one, or its own (`config.rateLimit`, counted apart from the others). */
+interface Budget {
+  /** Per window, for requests counted by token and by address. */
+  tokenMax: number;
+  addressMax: number;
+  windowMs: number;
+  memory: MemoryCounters;
+  redis: CounterStore | null;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A budget of this route's own, counted apart from the global one (the analytics collector). */
+    rateLimit?: { max: number; timeWindow: number };
+  }
+}
+
+/** Requests never counted: the health check, and media files (a page embeds them by the dozen, usually through a CDN). */
+const uncounted = (url: string) => url === '/health' || url.startsWith('/files/');
+
 /**
  * Rate limiting (decisions G11, H21): per token on the API, per client address on public
  * endpoints and for every request whose token does not verify: a made-up, unknown, revoked or
  * expired token counts against its address, never against a fresh bucket of its own. The limiter
- * runs before the route (401s carry the headers too); it verifies a token it has not seen (the
- * row is then cached for the auth hook), and a token verified here costs no lookup at all.
+ * runs before the route (401s carry the headers too). It verifies the token (from the token
+ * cache when it can, without a promise) and hands the outcome to the auth hook
+ * (request.verifiedToken), so a request verifies its token once; an address that has used up
+ * its budget on bad tokens gets no lookup for a token id never verified here.
+ * In memory, a counted request allocates nothing once its key is known (issue 37).
  */
-export async function registerRateLimit(app: FastifyInstance, config: Config, db: Executor) {
+export async function registerRateLimit(app: FastifyInstance, config: Config, db: Executor, checkChanges: () => void = () => undefined) {
   const failures = new FailedAuthentications(config.rateLimit.publicMax, config.rateLimit.windowMs);
-  const verifiedTokenId = async (raw: string, ip: string): Promise<string | null> => {
-    const known = knownTokenId(raw);
-    if (known || failures.exceeded(ip)) return known;
-    // An invalid token is an AppError (401); a database fault goes on to the errors plugin (503).
-    const token = await verifyToken(db, raw).catch((err) => {
-      if (err instanceof AppError) return null;
-      throw err;
-    });
-    if (!token) failures.add(ip);
-    return token?.tokenId ?? null;
-  };
   const state: RateLimitState = { store: config.redisUrl ? 'redis' : 'memory', redis: config.redisUrl ? 'ok' : 'not configured' };
   const log = () => app.log;
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : null;
@@ -246,29 +239,116 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
   // its connection is up would count its first requests in memory, on its own. Start-up waits
   // for it briefly (connectTimeout); a Redis that is down still never stops the start.
   if (redis) await readyOrTimeout(redis, 1500);
+  const switchTo = redis && breaker ? storeSwitch(redis, breaker, log, state) : null;
+  const budget = (prefix: string, own?: { max: number; timeWindow: number }): Budget => ({
+    tokenMax: own?.max ?? config.rateLimit.max,
+    addressMax: own?.max ?? config.rateLimit.publicMax,
+    windowMs: own?.timeWindow ?? config.rateLimit.windowMs,
+    memory: new MemoryCounters(),
+    redis: redis && new RedisStore(false, false, redis, prefix),
+  });
+  const global = budget('cairn-rl:');
+  app.decorateRequest('verifiedToken', null);
 
-  await app.register(rateLimit, {
-    global: true,
-    hook: 'onRequest',
-    timeWindow: config.rateLimit.windowMs,
-    max: (_req: FastifyRequest, key: string) => (key.startsWith('t:') ? config.rateLimit.max : config.rateLimit.publicMax),
-    keyGenerator: async (req: FastifyRequest) => {
-      const isPublic = req.routeOptions.config?.scope === 'public';
-      const raw = isPublic ? null : bearerToken(req.headers.authorization);
-      const tokenId = raw ? await verifiedTokenId(raw, req.ip) : null;
-      return tokenId ? `t:${tokenId}` : `ip:${req.ip}`;
-    },
-    enableDraftSpec: true,
-    addHeadersOnExceeding: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true },
-    addHeaders: { 'ratelimit-limit': true, 'ratelimit-remaining': true, 'ratelimit-reset': true, 'retry-after': true },
-    store: (redis && breaker ? fallbackStoreClass(redis, breaker, log, state) : MemoryStore) as never,
-    skipOnError: true,
-    // Media files are what a page embeds by the dozen, usually through a CDN: not counted.
-    allowList: (req: FastifyRequest) => req.url === '/health' || req.url.startsWith('/files/'),
-    errorResponseBuilder: (_req, context) =>
-      new AppError('RATE_LIMITED', { message: `Rate limit of ${context.max} requests exceeded; retry in ${context.after}.` }),
+  /** Counted against `key`: the headers, then on or a 429. */
+  const answer = (reply: FastifyReply, done: HookHandlerDoneFunction, max: number, current: number, ttlMs: number) => {
+    const resetSeconds = Math.max(0, Math.ceil(ttlMs / 1000));
+    reply.header('ratelimit-limit', max);
+    reply.header('ratelimit-remaining', current > max ? 0 : max - current);
+    reply.header('ratelimit-reset', resetSeconds);
+    if (current <= max) return done();
+    reply.header('retry-after', resetSeconds);
+    done(new AppError('RATE_LIMITED', { message: `Rate limit of ${max} requests exceeded; retry in ${resetSeconds} s.` }));
+  };
+  const count = (b: Budget, key: string, byToken: boolean, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const max = byToken ? b.tokenMax : b.addressMax;
+    const inMemory = () => {
+      const now = Date.now();
+      const counter = b.memory.incr(key, b.windowMs, now);
+      answer(reply, done, max, counter.current, counter.resetAt - now);
+    };
+    if (!b.redis || !switchTo) return inMemory();
+    if (redis!.status !== 'ready' || breaker!.open) {
+      switchTo('memory', breaker!.open ? 'redis did not answer in time' : `redis connection ${redis!.status}`);
+      return inMemory();
+    }
+    b.redis.incr(
+      key,
+      (err, result) => {
+        if (err || !result) {
+          breaker!.trip();
+          switchTo('memory', err?.message);
+          return inMemory();
+        }
+        switchTo('redis');
+        answer(reply, done, max, result.current, result.ttl);
+      },
+      b.windowMs,
+      max,
+    );
+  };
+  /** The token's outcome, kept for the auth hook, and the key it is counted by. */
+  const settle = (request: FastifyRequest, outcome: Awaited<ReturnType<typeof verifyToken>> | AppError): string | null => {
+    request.verifiedToken = outcome;
+    if (outcome instanceof AppError) {
+      failures.add(request.ip);
+      return null;
+    }
+    return outcome.tokenId;
+  };
+  /** The last look-up queued for each address over its failure budget. */
+  const queuedLookUps = new Map<string, Promise<unknown>>();
+  const limiter = (b: Budget) =>
+    function rateLimit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+      const raw = request.routeOptions.config?.scope === 'public' ? null : bearerToken(request.headers.authorization);
+      const byAddress = () => count(b, `ip:${request.ip}`, false, reply, done);
+      if (!raw) return byAddress();
+      const cached = verifyCachedToken(db, raw, checkChanges);
+      if (cached !== null) {
+        const tokenId = settle(request, cached);
+        return tokenId ? count(b, `t:${tokenId}`, true, reply, done) : byAddress();
+      }
+      const lookUp = () =>
+        verifyToken(db, raw, checkChanges).then(
+          (token) => count(b, `t:${settle(request, token)}`, true, reply, done),
+          (err: Error) => {
+            // An invalid token counts against its address; a database fault goes on to the errors plugin (503).
+            if (!(err instanceof AppError)) return done(err);
+            settle(request, err);
+            byAddress();
+          },
+        );
+      if (!failures.exceeded(request.ip) || verifiedBefore(raw)) return void lookUp();
+      // An address that has used up its failures on ids never verified here still gets a valid
+      // token verified (issue 36 item 8), but one look-up at a time: its flood costs the database
+      // one primary-key read in flight, never a burst, and each made-up token still counts
+      // against the address.
+      const ip = request.ip;
+      const run = (queuedLookUps.get(ip) ?? Promise.resolve()).then(lookUp);
+      queuedLookUps.set(ip, run);
+      void run.then(() => {
+        if (queuedLookUps.get(ip) === run) queuedLookUps.delete(ip);
+      });
+    };
+  const globalLimiter = limiter(global);
+
+  // Each route gets its limiter when it is added: none on the routes never counted.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (uncounted(route.url)) return;
+    const own = route.config?.rateLimit;
+    const methods = Array.isArray(route.method) ? route.method.join('') : route.method;
+    const hook = own ? limiter(budget(`cairn-rl:${methods}${route.url}-`, own)) : globalLimiter;
+    route.onRequest = [
+      hook,
+      ...(route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]),
+    ] as RouteOptions['onRequest'];
   });
   return {
+    /** The global limiter as a hook of its own, for the not-found handler (no route, so no onRoute). */
+    hook: function rateLimitUnknownRoute(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+      if (uncounted(request.url)) return done();
+      globalLimiter(request, reply, done);
+    },
     state: (): RateLimitState => ({
       ...state,
       ...(redis && (redis.status !== 'ready' || breaker?.open) ? { store: 'memory', redis: 'unreachable' } : {}),

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestAsyncHookHandler, preValidationAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, onRequestAsyncHookHandler, onRequestHookHandler, preValidationAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Executor } from '../db/types.js';
 import { AppError } from '../shared/errors.js';
 import { ID_PATTERN, MAX_ID } from '../shared/schemas.js';
@@ -86,7 +86,7 @@ export function registerRouteGuard(
 ): void {
   const cacheHooks = cache && deliveryCacheHooks(cache);
   /** Authentication first, then (where the route's answers may be cached) the cache's lookup and store. */
-  const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler) => {
+  const attach = (route: RouteOptions, scope: RouteScope, hook: onRequestAsyncHookHandler | onRequestHookHandler) => {
     const onRequest = [...toArray(route.onRequest), hook];
     if (cacheHooks && cachesRoute(route, scope)) {
       onRequest.push(cacheHooks.lookup);

@@ -9,7 +9,7 @@ export type TokenKind = 'management' | 'delivery';
 /**
  * Token format: `cairn_<token id, 32 hex>_<secret, 43 base64url>`. The id finds the row by
  * primary key; only a SHA-256 of the secret is stored, compared in constant time. Once a token
- * has verified, the rate limiter counts by its id without a database lookup (knownTokenId).
+ * has verified, its row is kept in this process for a few seconds (verifyCachedToken).
  */
 export const TOKEN_PATTERN = /^cairn_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
 
@@ -53,7 +53,6 @@ export function effectiveScopes(tokenScopes: unknown, roleScopes: unknown, roleI
 
 // last_used_at is written at most once a minute per token, off the request path.
 const TOUCH_INTERVAL_MS = 60_000;
-const lastTouched = new Map<string, number>();
 
 /**
  * Token rows (with their user's activity and role) are kept for a few seconds, so a burst of
@@ -61,39 +60,59 @@ const lastTouched = new Map<string, number>();
  * a change by another process too: PostgreSQL announces it (triggers of migrations 0013 and
  * 0026), and on SQLite `checkChanges` (PRAGMA data_version) runs before a cached row is used.
  * The secret is still hashed and compared on every request, expiry checked against the clock.
+ * What a request needs from the row (the stored hash as bytes, the expiry as a number, the
+ * verified token) is computed once per row, not per request (issue 37).
  */
 const VERIFIED_TTL_MS = 5_000;
-type TokenRow = NonNullable<Awaited<ReturnType<typeof repo.findTokenForAuth>>>;
-const tokenRows = new Map<string, { row: TokenRow | undefined; scopes: ReadonlySet<string>; until: number }>();
-
-async function tokenRow(db: Executor, id: string, checkChanges: () => void) {
-  const now = Date.now();
-  checkChanges();
-  const cached = tokenRows.get(id);
-  if (cached && cached.until > now) return cached;
-  const row = await repo.findTokenForAuth(db, id);
-  if (!row) return undefined;
-  if (tokenRows.size >= 10_000) tokenRows.clear();
-  // Unknown ids are not kept: a flood of made-up ids must not fill the map.
-  const entry = { row, scopes: effectiveScopes(row.scopes, row.role_scopes, Boolean(row.role_is_system)), until: now + VERIFIED_TTL_MS };
-  tokenRows.set(id, entry);
-  return entry;
+const MAX_CACHED_TOKENS = 10_000;
+interface CachedToken {
+  id: string;
+  /** SHA-256 of the secret, as stored. */
+  hash: Buffer;
+  /** Revoked, or its user inactive: as good as revoked (decisions U3). */
+  revoked: boolean;
+  expiresAt: number;
+  token: VerifiedToken;
+  /** The row is used until then, then read again. */
+  until: number;
+  touchedAt: number;
 }
+/** By the token id as written in the token (32 hex digits): no uuid is built to find it. */
+const cachedTokens = new Map<string, CachedToken>();
+/** Moves on with every forgetTokens: a row read before a change is not kept after it. */
+let generation = 0;
 
 /**
- * Tokens verified in this process: id -> stored secret hash. The rate limiter counts a request
- * against its token only when the token matches one of these; any other bearer string (made up,
- * unknown, revoked, or not yet seen here) counts against the client's address (decisions H21).
+ * Token ids verified in this process (not forgotten since). The rate limiter looks a token up in
+ * the database only when its id is one of these or its client's address has not used up its
+ * budget of failures: a flood of made-up tokens costs no queries (decisions H21).
  */
-const verifiedSecrets = new Map<string, Buffer>();
+const verifiedIds = new Set<string>();
 
-/** The token's id when this exact token has been verified here and not revoked since; else null. */
-export function knownTokenId(raw: string): string | null {
-  const m = TOKEN_PATTERN.exec(raw);
-  if (!m) return null;
-  const id = uuidFromHex(m[1]!);
-  const stored = verifiedSecrets.get(id);
-  return stored && timingSafeEqual(stored, Buffer.from(hashSecret(m[2]!), 'hex')) ? id : null;
+async function loadToken(db: Executor, hexId: string): Promise<CachedToken | undefined> {
+  const seen = generation;
+  const row = await repo.findTokenForAuth(db, uuidFromHex(hexId));
+  // Unknown ids are not kept: a flood of made-up ids must not fill the map.
+  if (!row) return undefined;
+  const entry: CachedToken = {
+    id: row.id,
+    hash: Buffer.from(row.secret_hash, 'hex'),
+    revoked: !!row.revoked_at || !row.user_is_active,
+    expiresAt: row.expires_at ? Date.parse(row.expires_at) : Number.POSITIVE_INFINITY,
+    token: Object.freeze({
+      tokenId: row.id,
+      siteId: row.site_id,
+      userId: row.user_id,
+      kind: row.kind,
+      scopes: effectiveScopes(row.scopes, row.role_scopes, Boolean(row.role_is_system)),
+    }),
+    until: Date.now() + VERIFIED_TTL_MS,
+    touchedAt: cachedTokens.get(hexId)?.touchedAt ?? 0,
+  };
+  if (seen !== generation) return entry;
+  if (cachedTokens.size >= MAX_CACHED_TOKENS) cachedTokens.clear();
+  cachedTokens.set(hexId, entry);
+  return entry;
 }
 
 /**
@@ -101,40 +120,65 @@ export function knownTokenId(raw: string): string | null {
  * because this or another process changed it (decisions H23, U3).
  */
 export function forgetTokens(tokenId?: string): void {
+  generation++;
   if (tokenId && tokenId !== '*') {
-    tokenRows.delete(tokenId);
-    verifiedSecrets.delete(tokenId);
+    const hexId = tokenId.replaceAll('-', '');
+    cachedTokens.delete(hexId);
+    verifiedIds.delete(hexId);
   } else {
-    tokenRows.clear();
-    verifiedSecrets.clear();
+    cachedTokens.clear();
+    verifiedIds.clear();
   }
 }
 
 const noCheck = () => undefined;
 
-export async function verifyToken(db: Executor, raw: string, checkChanges: () => void = noCheck): Promise<VerifiedToken> {
-  const m = TOKEN_PATTERN.exec(raw);
-  if (!m) throw new AppError('UNAUTHORIZED');
-  const id = uuidFromHex(m[1]!);
-  const entry = await tokenRow(db, id, checkChanges);
-  const row = entry?.row;
-  const given = Buffer.from(hashSecret(m[2]!), 'hex');
-  const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
-  if (!row || stored.length !== given.length || !timingSafeEqual(stored, given)) throw new AppError('UNAUTHORIZED');
+/** The verified token, or the AppError of a token that does not verify against this row. */
+function check(db: Executor, entry: CachedToken | undefined, hexId: string, secret: string): VerifiedToken | AppError {
+  const given = createHash('sha256').update(secret).digest();
+  if (!entry || entry.hash.length !== given.length || !timingSafeEqual(entry.hash, given)) return new AppError('UNAUTHORIZED');
   const at = Date.now();
-  // An inactive user's tokens are as good as revoked (decisions U3).
-  const revoked = !!row.revoked_at || !row.user_is_active;
-  if (revoked || (row.expires_at && Date.parse(row.expires_at) <= at)) {
-    verifiedSecrets.delete(id);
-    throw new AppError(revoked ? 'TOKEN_REVOKED' : 'TOKEN_EXPIRED');
+  if (entry.revoked || entry.expiresAt <= at) {
+    verifiedIds.delete(hexId);
+    return new AppError(entry.revoked ? 'TOKEN_REVOKED' : 'TOKEN_EXPIRED');
   }
-  if (!verifiedSecrets.has(id)) {
-    if (verifiedSecrets.size >= 10_000) verifiedSecrets.clear();
-    verifiedSecrets.set(id, stored);
+  if (!verifiedIds.has(hexId)) {
+    if (verifiedIds.size >= MAX_CACHED_TOKENS) verifiedIds.clear();
+    verifiedIds.add(hexId);
   }
-  if ((lastTouched.get(id) ?? 0) + TOUCH_INTERVAL_MS < at) {
-    lastTouched.set(id, at);
-    repo.touchToken(db, id, new Date(at).toISOString()).catch(() => lastTouched.delete(id));
+  if (entry.touchedAt + TOUCH_INTERVAL_MS < at) {
+    entry.touchedAt = at;
+    repo.touchToken(db, entry.id, new Date(at).toISOString()).catch(() => (entry.touchedAt = 0));
   }
-  return { tokenId: row.id, siteId: row.site_id, userId: row.user_id, kind: row.kind, scopes: entry.scopes };
+  return entry.token;
+}
+
+/**
+ * A bearer string checked against the cached row when there is a fresh one (no promise, no
+ * query): the verified token, the AppError (401) of one that does not verify, or null when the
+ * row must be read first (verifyToken).
+ */
+export function verifyCachedToken(db: Executor, raw: string, checkChanges: () => void = noCheck): VerifiedToken | AppError | null {
+  const m = TOKEN_PATTERN.exec(raw);
+  if (!m) return new AppError('UNAUTHORIZED');
+  checkChanges();
+  const entry = cachedTokens.get(m[1]!);
+  if (!entry || entry.until <= Date.now()) return null;
+  return check(db, entry, m[1]!, m[2]!);
+}
+
+/** Whether this token's id verified here before (and was not forgotten since). */
+export function verifiedBefore(raw: string): boolean {
+  const m = TOKEN_PATTERN.exec(raw);
+  return !!m && verifiedIds.has(m[1]!);
+}
+
+export async function verifyToken(db: Executor, raw: string, checkChanges: () => void = noCheck): Promise<VerifiedToken> {
+  let result = verifyCachedToken(db, raw, checkChanges);
+  if (result === null) {
+    const [, hexId, secret] = TOKEN_PATTERN.exec(raw)!;
+    result = check(db, await loadToken(db, hexId!), hexId!, secret!);
+  }
+  if (result instanceof AppError) throw result;
+  return result;
 }

@@ -1,0 +1,23 @@
+import pg from 'pg';
+
+/**
+ * A database of the bench's own on the PostgreSQL server of `serverUrl` (any database of it):
+ * `cairn_bench_<pid>`, created empty, and a function that drops it (after the run's servers stopped).
+ */
+export async function createBenchDatabase(serverUrl: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const name = `cairn_bench_${process.pid}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`drop database if exists ${name}`);
+  await admin(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
