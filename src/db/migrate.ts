@@ -29,6 +29,7 @@ import * as m0027 from './migrations/0027_cookie_consent.js';
 import * as m0028 from './migrations/0028_search_console.js';
 import * as m0029 from './migrations/0029_analytics.js';
 import * as m0030 from './migrations/0030_seo_change_notify.js';
+import * as m0035 from './migrations/0035_site_bundles.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<
   '0028_search_console': m0028,
   '0029_analytics': m0029,
   '0030_seo_change_notify': m0030,
+  '0035_site_bundles': m0035,
 };
 
 class StaticProvider implements MigrationProvider {

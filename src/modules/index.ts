@@ -21,6 +21,7 @@ import { rolesModule } from './roles/roles.routes.js';
 import { cookieConsentModule } from './cookie-consent/cookie-consent.routes.js';
 import { searchConsoleModule } from './search-console/search-console.routes.js';
 import { analyticsModule } from './analytics/analytics.routes.js';
+import { bundlesModule } from './bundles/bundles.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -45,6 +46,7 @@ export const MODULES: readonly AnyModule[] = [
   cookieConsentModule,
   searchConsoleModule,
   analyticsModule,
+  bundlesModule,
 ];
 
 /**
