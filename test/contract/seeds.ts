@@ -13,6 +13,7 @@ import { formSeeds } from './seeds/forms.js';
 import { mediaFolderSeeds } from './seeds/media-folders.js';
 import { mediaSeeds } from './seeds/media.js';
 import { userSeeds } from './seeds/users.js';
+import { siteExportSeeds } from './seeds/site-export.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -42,6 +43,7 @@ export const SEEDS: Record<string, Seed> = {
   ...mediaFolderSeeds,
   ...mediaSeeds,
   ...userSeeds,
+  ...siteExportSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {

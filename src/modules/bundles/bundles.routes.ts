@@ -17,11 +17,12 @@ const ExportJob = named(
     createdAt: Timestamp,
     finishedAt: Nullable(Timestamp),
     expiresAt: Nullable(Timestamp),
-    downloadUrl: Nullable(Type.String({ description: 'Where the bundle is downloaded (same token and scope), for an hour once ready' })),
+    downloadUrl: Nullable(
+      Type.String({ description: 'Where the bundle is downloaded (same token and scope) for an hour once ready: this job with `?download=true`' }),
+    ),
   }),
 );
 const ExportParams = Type.Object({ id: Uuid });
-const errors = { 404: { $ref: 'Error#' } };
 
 /**
  * Site bundles over HTTP (issue 35 item 4, decisions BN1): an export runs as a job and is
@@ -39,7 +40,7 @@ export const bundlesModule: AppModule = {
           operationId: 'startSiteExport',
           summary: 'Start an export of the whole site as a bundle (a job)',
           description:
-            "Answers 202 with the job; GET /site/export/{id} until `status` is `ready`, then download from `downloadUrl` within the hour. The bundle is the one `cairn sites export` writes (docs/site-bundles.md): never tokens, secrets or visitors' addresses.",
+            "Answers 202 with the job; GET /site/export/{id} until `status` is `ready`, then download from `downloadUrl` (the job with `?download=true`) within the hour. The bundle is the one `cairn sites export` writes (docs/site-bundles.md): never tokens, secrets or visitors' addresses.",
           body: Type.Object({ withSubmissions: Type.Optional(Type.Boolean({ description: 'Include form submissions (default false)' })) }),
           response: { 202: Data(Type.Object({ id: Uuid, status: Type.Literal('queued') })) },
         },
@@ -53,26 +54,21 @@ export const bundlesModule: AppModule = {
         schema: {
           tags,
           operationId: 'getSiteExport',
-          summary: 'An export job: its status and, once ready, its download',
+          summary: 'An export job: its status and, once ready, its download (`?download=true`)',
+          description:
+            'Without `download`: the job, with `downloadUrl` once ready. With `download=true`: the bundle itself (`application/gzip`, a gzip-compressed tar), for an hour after the job is ready; 409 `EXPORT_NOT_READY` before, 410 `EXPORT_EXPIRED` after.',
           params: ExportParams,
-          response: { 200: Data(ref(ExportJob)), ...errors },
-        },
-      },
-      async (req) => ({ data: await service.getExport(db, req.auth.siteId, req.params.id, config.publicUrl) }),
-    );
-    app.get(
-      '/site/export/:id/download',
-      {
-        config: { scope },
-        schema: {
-          tags,
-          operationId: 'downloadSiteExport',
-          summary: 'The bundle of a ready export (gzip-compressed tar), for an hour after it is ready',
-          params: ExportParams,
-          response: { 200: { description: 'application/gzip', type: 'string' }, 404: { $ref: 'Error#' }, 409: { $ref: 'Error#' }, 410: { $ref: 'Error#' } },
+          querystring: Type.Object({ download: Type.Optional(Type.Boolean({ description: 'Answer the bundle file instead of the job' })) }),
+          response: {
+            200: { ...Data(ref(ExportJob)), description: 'The job (application/json), or with download=true the bundle (application/gzip)' },
+            404: { $ref: 'Error#' },
+            409: { $ref: 'Error#' },
+            410: { $ref: 'Error#' },
+          },
         },
       },
       async (req, reply) => {
+        if (!req.query.download) return { data: await service.getExport(db, req.auth.siteId, req.params.id, config.publicUrl) };
         const file = await service.openExport(db, storage, req.auth.siteId, req.params.id);
         reply
           .header('content-type', 'application/gzip')

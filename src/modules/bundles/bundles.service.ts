@@ -41,7 +41,7 @@ function toView(row: repo.SiteExportsTable, publicUrl: string, at = Date.now()):
     createdAt: row.created_at,
     finishedAt: row.finished_at,
     expiresAt: row.expires_at,
-    downloadUrl: live ? `${publicUrl}/v1/site/export/${row.id}/download` : null,
+    downloadUrl: live ? `${publicUrl}/v1/site/export/${row.id}?download=true` : null,
   };
 }
 

@@ -214,3 +214,52 @@ describe('site bundles: export and import (issue 35, decisions BN1)', () => {
     });
   });
 });
+
+describe('POST /v1/site/export and GET /v1/site/export/:id (issue 35 item 4)', () => {
+  it('queues an export, answers its status, then serves the bundle for an hour; the bundle imports', async () => {
+    const api = await ctx.site();
+    expect((await api.post('/v1/tags', { name: 'Exported' })).status).toBe(201);
+    const started = await api.post('/v1/site/export', {});
+    expect(started.status).toBe(202);
+    expect(started.body).toEqual({ data: { id: expect.any(String), status: 'queued' } });
+    const id = started.body.data.id;
+    const queued = await api.get(`/v1/site/export/${id}`);
+    expect(queued.body.data).toMatchObject({ id, status: 'queued', downloadUrl: null, withSubmissions: false });
+    const early = await api.get(`/v1/site/export/${id}?download=true`);
+    expect(early.status).toBe(409);
+    expect(early.body.code).toBe('EXPORT_NOT_READY');
+
+    await ctx.app.worker.runDueJobs();
+    const ready = (await api.get(`/v1/site/export/${id}`)).body.data;
+    expect(ready).toMatchObject({ status: 'ready', error: null, downloadUrl: `${ctx.config.publicUrl}/v1/site/export/${id}?download=true` });
+    expect(Date.parse(ready.expiresAt) - Date.parse(ready.finishedAt)).toBe(60 * 60 * 1000);
+    const download = await ctx.app.inject({ method: 'GET', url: `/v1/site/export/${id}?download=true`, headers: { authorization: `Bearer ${api.token}` } });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('application/gzip');
+    expect(download.rawPayload.length).toBe(ready.bytes);
+    const downloaded = file('downloaded');
+    await fs.writeFile(downloaded, download.rawPayload);
+    const imported = await importBundle(deps(ctx.app), downloaded, {});
+    expect(imported.groups.tags).toEqual({ created: 1, updated: 0, unchanged: 0 });
+
+    // Another site's export is the 404 of one that does not exist; without sites.manage, a 403.
+    const other = await ctx.site();
+    expect((await other.get(`/v1/site/export/${id}`)).status).toBe(404);
+    expect((await other.get(`/v1/site/export/${id}?download=true`)).status).toBe(404);
+  });
+
+  it('answers 410 once the hour is over', async () => {
+    const api = await ctx.site();
+    const id = (await api.post('/v1/site/export', {})).body.data.id;
+    await ctx.app.worker.runDueJobs();
+    await ctx.app.database.db
+      .updateTable('site_exports')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', id)
+      .execute();
+    expect((await api.get(`/v1/site/export/${id}`)).body.data).toMatchObject({ status: 'ready', downloadUrl: null });
+    const late = await api.get(`/v1/site/export/${id}?download=true`);
+    expect(late.status).toBe(410);
+    expect(late.body.code).toBe('EXPORT_EXPIRED');
+  });
+});
