@@ -179,6 +179,7 @@ class ImportRun {
   readonly mediaStatus = new Map<string, keyof GroupCounts>();
   private pending: BundleIdMapTable[] = [];
   private readonly dialect;
+  private readonly sameSite: boolean;
 
   constructor(
     private readonly tx: Executor,
@@ -187,6 +188,7 @@ class ImportRun {
     private readonly deps: ImportDeps,
   ) {
     this.dialect = dialectOf(tx).name;
+    this.sameSite = manifest.source.siteId === siteId;
     this.uuids.set(manifest.source.siteId.toLowerCase(), siteId);
   }
 
@@ -247,7 +249,8 @@ class ImportRun {
     const sourceId = spec.id ? String(source.id) : undefined;
     let existing: Record<string, unknown> | undefined;
     if (sourceId !== undefined) {
-      const known = this.mapOf(spec.table).get(sourceId);
+      // A site's own bundle (a backup restored in place) names its records by their own ids.
+      const known = this.mapOf(spec.table).get(sourceId) ?? (this.sameSite ? source.id : undefined);
       if (known !== undefined) existing = await findRow(this.tx, spec.table, siteColumn, this.siteId, { id: known });
     }
     // A new UUID record's id is chosen now, so that its own values (a media file's storage key) can name it.
