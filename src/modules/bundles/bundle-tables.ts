@@ -30,6 +30,8 @@ export interface TableSpec {
   matchOnly?: Record<string, ColumnKind>;
   /** Reference columns and the table they point at; their values are translated to the target's ids. */
   refs?: Record<string, string>;
+  /** Ids held in a JSON column: column -> top-level key -> the table its ids (one or a list) belong to. */
+  jsonRefs?: Record<string, Record<string, string>>;
   /** References without which the row means nothing: a row whose target is not in the bundle is dropped. */
   required?: string[];
   /** Rows of the target that a bundle row is, when no earlier import of the bundle said so (slug per locale, ...). None on a table without id: the site's one row. */
@@ -189,6 +191,8 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     id: 'serial',
     columns: cols('content_id author_id action changes:j snapshot:j created_at'),
     refs: { content_id: 'contents', author_id: 'users' },
+    // A restore brings the snapshot's categories and tags back: they must be the target's.
+    jsonRefs: { snapshot: { categoryIds: 'categories', tagIds: 'tags' } },
     required: ['content_id'],
   },
   {

@@ -237,6 +237,19 @@ class ImportRun {
     return value;
   }
 
+  /** A JSON object's integer ids (a snapshot's `categoryIds`) as the target's; ids of records not in the bundle are dropped. */
+  private translateJsonIds(value: unknown, keys: Record<string, string>): unknown {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const [key, table] of Object.entries(keys)) {
+      const ids = out[key];
+      const map = this.mapOf(table);
+      if (Array.isArray(ids)) out[key] = ids.map((id) => map.get(String(id))).filter((id) => id !== undefined);
+      else if (ids != null) out[key] = map.get(String(ids)) ?? null;
+    }
+    return out;
+  }
+
   count(group: string, what: keyof GroupCounts) {
     this.groups[group] ??= { created: 0, updated: 0, unchanged: 0 };
     this.groups[group][what]++;
@@ -267,6 +280,7 @@ class ImportRun {
         values[column] = mapped ?? null;
       } else values[column] = this.rewrite(v ?? null);
     }
+    for (const [column, keys] of Object.entries(spec.jsonRefs ?? {})) values[column] = this.translateJsonIds(values[column], keys);
     spec.derive?.(values);
 
     let where: Record<string, unknown> | undefined = existing ? { id: existing.id } : undefined;

@@ -93,6 +93,15 @@ describe('site bundles: export and import (issue 35, decisions BN1)', () => {
     expect((await copy.get(`/v1/media/${photo.id}/references`)).body.data).toHaveLength(
       (await source.get(`/v1/media/${filled.photo.id}/references`)).body.data.length,
     );
+    const [revision] = (await ctx.app.database.db
+      .selectFrom('content_revisions')
+      .select('snapshot')
+      .where('content_id', '=', post.id)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .execute()) as Array<{ snapshot: unknown }>;
+    const snapshot = typeof revision!.snapshot === 'string' ? JSON.parse(revision!.snapshot) : revision!.snapshot;
+    expect([...snapshot.categoryIds].sort()).toEqual(cats.map((c) => c.id).sort());
     const de = (await copy.get('/v1/contents?locale=de')).body.data[0];
     expect(de.translationGroup).toBe(post.translationGroup);
     expect((await copy.get(`/v1/contents/${post.id}/translations`)).body.data).toEqual({ en: { status: 'complete' }, de: { status: 'partial' } });
