@@ -45,7 +45,9 @@ function seed(siteId: string, userId: string) {
   const body = sqlite.prepare('insert into content_bodies (content_id, site_id, body, body_html, body_text) values (?, ?, ?, ?, ?)');
   const link = (table: string, column: string) => sqlite.prepare(`insert into ${table} (site_id, content_id, ${column}, position) values (?, ?, ?, ?)`);
   const [contentCategory, contentTag] = [link('content_categories', 'category_id'), link('content_tags', 'tag_id')];
-  const revision = sqlite.prepare("insert into content_revisions (site_id, content_id, author_id, action, changes, snapshot, created_at) values (?, ?, ?, 'create', ?, ?, ?)");
+  const revision = sqlite.prepare(
+    "insert into content_revisions (site_id, content_id, author_id, action, changes, snapshot, created_at) values (?, ?, ?, 'create', ?, ?, ?)",
+  );
   const media = sqlite.prepare(
     "insert into media_files (id, site_id, filename, original_name, mime_type, size, storage_key, etag, variant_widths, created_at, updated_at) values (?, ?, ?, ?, 'image/jpeg', ?, ?, ?, '[]', ?, ?)",
   );
