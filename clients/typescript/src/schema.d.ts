@@ -3893,6 +3893,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/site/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export of the whole site as a bundle (a job)
+         * @description Answers 202 with the job; GET /site/export/{id} until `status` is `ready`, then download from `downloadUrl` (the job with `?download=true`) within the hour. The bundle is the one `cairn sites export` writes (docs/site-bundles.md): never tokens, secrets or visitors' addresses.
+         *
+         *     Requires scope `sites.manage`.
+         */
+        post: operations["startSiteExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/site/export/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An export job: its status and, once ready, its download (`?download=true`)
+         * @description Without `download`: the job, with `downloadUrl` once ready. With `download=true`: the bundle itself (`application/gzip`, a gzip-compressed tar), for an hour after the job is ready; 409 `EXPORT_NOT_READY` before, 410 `EXPORT_EXPIRED` after.
+         *
+         *     Requires scope `sites.manage`.
+         *
+         *     Requires scope `sites.manage`.
+         */
+        get: operations["getSiteExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files/{siteId}/{id}/{filename}": {
         parameters: {
             query?: never;
@@ -5943,6 +5989,33 @@ export interface components {
             excludedIps: string[];
             /** @description The script tag to paste into every page (read-only) */
             snippet: string;
+        };
+        /** SiteExportJob */
+        SiteExportJob: {
+            /** Format: uuid */
+            id: string;
+            status: "queued" | "running" | "ready" | "failed";
+            withSubmissions: boolean;
+            /** @description Size of the bundle once ready */
+            bytes: number | null;
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expiresAt: string | null;
+            /** @description Where the bundle is downloaded (same token and scope) for an hour once ready: this job with `?download=true` */
+            downloadUrl: string | null;
         };
     };
     responses: never;
@@ -21969,6 +22042,166 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startSiteExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Include form submissions (default false) */
+                    withSubmissions?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            status: "queued";
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `sites.manage` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSiteExport: {
+        parameters: {
+            query?: {
+                /** @description Answer the bundle file instead of the job */
+                download?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job (application/json), or with download=true the bundle (application/gzip) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SiteExportJob"];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `sites.manage` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
