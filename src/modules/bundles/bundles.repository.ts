@@ -115,3 +115,15 @@ export async function updateExport(db: Executor, siteId: string, id: string, pat
 export async function deleteSite(db: Executor, siteId: string): Promise<void> {
   await db.deleteFrom('sites').where('id', '=', siteId).execute();
 }
+
+/** Ready exports past their hour whose file is still stored, across sites (the purge task's). */
+export async function expiredExports(db: Executor, now: string, limit: number) {
+  return db
+    .selectFrom('site_exports')
+    .select(['site_id', 'id', 'storage_key'])
+    .where('status', '=', 'ready')
+    .where('storage_key', 'is not', null)
+    .where('expires_at', '<', now)
+    .limit(limit)
+    .execute();
+}

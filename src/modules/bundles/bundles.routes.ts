@@ -4,6 +4,7 @@ import type { AppModule } from '../types.js';
 import * as service from './bundles.service.js';
 
 const tags = ['Site bundles'];
+const PURGE_INTERVAL_MS = 5 * 60 * 1000;
 const scope = 'sites.manage';
 
 const ExportJob = named(
@@ -80,5 +81,13 @@ export const bundlesModule: AppModule = {
   },
   jobs(worker, { db, storage, config }) {
     worker.handle(service.EXPORT_JOB, (_ctx, job) => service.runExportJob({ db, storage, config }, job.siteId, String(job.payload.exportId)));
+    // Bundles are large: an expired one's file goes within minutes, not at the next restart.
+    let nextPurgeAt = 0;
+    worker.task('bundles.expired-exports', async () => {
+      if (Date.now() < nextPurgeAt) return 0;
+      const purged = await service.purgeExpiredExports(db, storage);
+      nextPurgeAt = purged ? 0 : Date.now() + PURGE_INTERVAL_MS;
+      return 0;
+    });
   },
 };

@@ -77,8 +77,8 @@ export async function getExport(db: Db, siteId: string, id: string, publicUrl: s
 export async function openExport(db: Db, storage: FileStorage, siteId: string, id: string) {
   const row = await repo.findExport(db, siteId, id);
   if (!row) throw new AppError('NOT_FOUND');
-  if (row.status !== 'ready' || !row.storage_key) throw new AppError('EXPORT_NOT_READY');
-  if (!row.expires_at || Date.parse(row.expires_at) <= Date.now()) throw new AppError('EXPORT_EXPIRED');
+  if (row.status !== 'ready') throw new AppError('EXPORT_NOT_READY');
+  if (!row.storage_key || !row.expires_at || Date.parse(row.expires_at) <= Date.now()) throw new AppError('EXPORT_EXPIRED');
   const file = await storage.read(row.storage_key);
   if (!file) throw new AppError('EXPORT_EXPIRED');
   return { ...file, filename: `site-${siteId}-${row.created_at.slice(0, 10)}.cairn.tar.gz` };
@@ -118,4 +118,14 @@ export async function runExportJob(
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Deletes the files of exports whose hour is over (the job row stays: its download answers 410); how many. */
+export async function purgeExpiredExports(db: Db, storage: FileStorage, at = new Date()): Promise<number> {
+  const rows = await repo.expiredExports(db, at.toISOString(), 50);
+  for (const row of rows) {
+    await storage.delete(row.storage_key!);
+    await repo.updateExport(db, row.site_id, row.id, { storage_key: null });
+  }
+  return rows.length;
 }

@@ -11,6 +11,7 @@ import type { TestApp } from '../../../test/helpers/app.js';
 import { BundleError, readAll, readTar, TarWriter } from './bundle-archive.js';
 import { exportSite } from './bundles.export.js';
 import { type ImportReport, importBundle } from './bundles.import.js';
+import { purgeExpiredExports } from './bundles.service.js';
 
 const ctx = useTestApp();
 let dir: string;
@@ -270,5 +271,10 @@ describe('POST /v1/site/export and GET /v1/site/export/:id (issue 35 item 4)', (
     const late = await api.get(`/v1/site/export/${id}?download=true`);
     expect(late.status).toBe(410);
     expect(late.body.code).toBe('EXPORT_EXPIRED');
+    // The purge task removes the expired bundle's file; the job stays readable.
+    expect(await ctx.app.storage.list(`private/exports/${api.siteId}/`)).toEqual([`private/exports/${api.siteId}/${id}`]);
+    expect(await purgeExpiredExports(ctx.app.database.db, ctx.app.storage)).toBe(1);
+    expect(await ctx.app.storage.list(`private/exports/${api.siteId}/`)).toEqual([]);
+    expect((await api.get(`/v1/site/export/${id}?download=true`)).status).toBe(410);
   });
 });
