@@ -11,8 +11,6 @@ import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { reencryptSecrets } from './shared/encrypted-columns.js';
 import { openStorage } from './shared/storage.js';
-import { exportSite } from './modules/bundles/bundles.export.js';
-import { importBundle } from './modules/bundles/bundles.import.js';
 import { importSummary, progressPrinter } from './modules/bundles/bundle-progress.js';
 
 /**
@@ -98,6 +96,8 @@ sites
   .option('--with-submissions', 'include form submissions')
   .option('--json', 'print one JSON object')
   .action(async (siteId: string, opts) => {
+    // Loaded here: the other commands start without the media and archive code.
+    const { exportSite } = await import('./modules/bundles/bundles.export.js');
     const config = loadConfig();
     const storage = await openStorage(config, quietLog);
     const summary = await withDatabase((d) =>
@@ -126,6 +126,7 @@ sites
   .action(async (file: string, opts) => {
     if (!!opts.into === !!opts.new) throw new Error('give exactly one of --into <siteId> and --new');
     if (opts.into && (opts.name || opts.domain)) throw new Error('--name and --domain go with --new');
+    const { importBundle } = await import('./modules/bundles/bundles.import.js');
     const config = loadConfig();
     const storage = await openStorage(config, quietLog);
     const { box } = loadSecretBox(config.secrets, config.dataDir);
