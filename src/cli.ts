@@ -10,6 +10,8 @@ import { listRoles, roleFor, roleScopes } from './modules/roles/roles.service.js
 import { AppError } from './shared/errors.js';
 import { KEY_FILE, loadSecretBox } from './shared/secrets.js';
 import { reencryptSecrets } from './shared/encrypted-columns.js';
+import { openStorage } from './shared/storage.js';
+import { importSummary, progressPrinter } from './modules/bundles/bundle-progress.js';
 
 /**
  * The `cairn` command. It works beside a running server on the same database (SQLite in WAL
@@ -80,6 +82,64 @@ sites
   .action(async (opts) => {
     const list = await withDatabase((d) => listAllSites(d.db));
     print(!!opts.json, { data: list }, list.map((s) => `${s.id}  ${s.slug}  ${s.domain}  ${s.name}`).join('\n') || 'No sites.');
+  });
+
+/** Progress on stderr: a bar on a terminal, plain lines otherwise, nothing with --json. */
+const progressFor = (json: boolean) => progressPrinter(json ? 'silent' : process.stderr.isTTY ? 'tty' : 'plain');
+const quietLog = { warn: (o: object, msg: string) => process.stderr.write(`cairn: ${msg} ${JSON.stringify(o)}\n`) };
+
+sites
+  .command('export')
+  .description("write a whole site to one bundle file (docs/site-bundles.md): never tokens, secrets or visitors' addresses")
+  .argument('<siteId>')
+  .requiredOption('--out <file>', 'the bundle file to write (.tar.gz)')
+  .option('--with-submissions', 'include form submissions')
+  .option('--json', 'print one JSON object')
+  .action(async (siteId: string, opts) => {
+    // Loaded here: the other commands start without the media and archive code.
+    const { exportSite } = await import('./modules/bundles/bundles.export.js');
+    const config = loadConfig();
+    const storage = await openStorage(config, quietLog);
+    const summary = await withDatabase((d) =>
+      exportSite({ db: d.db, storage, mediaPublicUrl: config.mediaPublicUrl }, siteId, path.resolve(opts.out), {
+        withSubmissions: !!opts.withSubmissions,
+        onProgress: progressFor(!!opts.json),
+      }),
+    );
+    const rows = Object.values(summary.groups).reduce((n, g) => n + g.count, 0);
+    print(
+      !!opts.json,
+      { siteId: summary.siteId, file: summary.file, groups: summary.groups },
+      `Exported site ${siteId} to ${summary.file} (${rows} records and files, ${summary.bytes} bytes).`,
+    );
+  });
+sites
+  .command('import')
+  .description('import a bundle into an existing site (--into) or a new one (--new); --dry-run shows what would change')
+  .argument('<file>')
+  .option('--into <siteId>', 'the site to import into')
+  .option('--new', 'make a new site for the bundle')
+  .option('--name <name>', "with --new: the new site's name (default: the bundle's)")
+  .option('--domain <domain>', "with --new: the new site's domain (default: the bundle's)")
+  .option('--dry-run', 'show per group what would be created, updated and left unchanged; write nothing')
+  .option('--json', 'print one JSON object')
+  .action(async (file: string, opts) => {
+    if (!!opts.into === !!opts.new) throw new Error('give exactly one of --into <siteId> and --new');
+    if (opts.into && (opts.name || opts.domain)) throw new Error('--name and --domain go with --new');
+    const { importBundle } = await import('./modules/bundles/bundles.import.js');
+    const config = loadConfig();
+    const storage = await openStorage(config, quietLog);
+    const { box } = loadSecretBox(config.secrets, config.dataDir);
+    const report = await withDatabase((d) =>
+      importBundle({ db: d.db, storage, secrets: box, mediaPublicUrl: config.mediaPublicUrl }, path.resolve(file), {
+        into: opts.into,
+        name: opts.name,
+        domain: opts.domain,
+        dryRun: !!opts.dryRun,
+        onProgress: progressFor(!!opts.json),
+      }),
+    );
+    print(!!opts.json, { ...report }, importSummary(report));
   });
 
 const tokens = program.command('tokens').description('manage API tokens');

@@ -22,6 +22,7 @@ import { cookieConsentModule } from './cookie-consent/cookie-consent.routes.js';
 import { searchConsoleModule } from './search-console/search-console.routes.js';
 import { analyticsModule } from './analytics/analytics.routes.js';
 import { analyticsReportsModule } from './analytics/analytics.reports.routes.js';
+import { bundlesModule } from './bundles/bundles.routes.js';
 
 /** Every module and so every endpoint, in one explicit list (no folder autoloading). */
 export const MODULES: readonly AnyModule[] = [
@@ -47,6 +48,7 @@ export const MODULES: readonly AnyModule[] = [
   searchConsoleModule,
   analyticsModule,
   analyticsReportsModule,
+  bundlesModule,
 ];
 
 /**

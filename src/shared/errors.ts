@@ -45,6 +45,9 @@ export const ERROR_CATALOG = {
   CATEGORY_NOT_FOUND: { status: 422, message: 'The category does not exist on this site.' },
   PARENT_INVALID: { status: 422, message: 'The parent is not a category of this site, or would create a cycle.' },
   CALENDAR_INVALID: { status: 422, message: 'A calendar value must be a JSON list of entries.' },
+  // Site bundles (decisions BN1)
+  EXPORT_NOT_READY: { status: 409, message: 'The export is not ready yet: GET it again until its status is "ready".' },
+  EXPORT_EXPIRED: { status: 410, message: 'The export has expired: start a new one.' },
   // Contents
   SCHEDULED_AT_REQUIRED: { status: 422, message: 'A scheduled content needs a scheduledAt in the future.' },
   SCHEDULED_AT_PAST: { status: 422, message: 'scheduledAt must be in the future.' },

@@ -14,6 +14,7 @@ import { mediaFolderSeeds } from './seeds/media-folders.js';
 import { mediaSeeds } from './seeds/media.js';
 import { userSeeds } from './seeds/users.js';
 import { analyticsSeeds } from './seeds/analytics.js';
+import { siteExportSeeds } from './seeds/site-export.js';
 
 /**
  * How the contract tests make a record on another site for every route with a path parameter.
@@ -44,6 +45,7 @@ export const SEEDS: Record<string, Seed> = {
   ...mediaSeeds,
   ...userSeeds,
   ...analyticsSeeds,
+  ...siteExportSeeds,
 };
 
 export function seedFor(url: string): Seed | undefined {
