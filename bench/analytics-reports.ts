@@ -8,7 +8,7 @@
  * with ANALYTICS_IMPORT_KEEP=1): `npx tsx bench/analytics-reports.ts <file.db>`, or `npm run
  * bench` with ANALYTICS_REPORTS_DB=<file.db> adds these rows. Seeding 10M events takes far longer
  * than the rest of the bench, so the bench never seeds it itself. ANALYTICS_REPORTS_RUNS sets
- * the requests per row (default 20, after 2 warm-ups).
+ * the requests per row (default 20, after one warm-up).
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
@@ -86,17 +86,19 @@ export async function measureReports(databaseUrl: string, runs = Number(process.
           const target = `${url}/v1/analytics/${report}${report.includes('?') ? '&' : '?'}${range}${filters ? `&${filters}` : ''}`;
           const times: number[] = [];
           let sampled = false;
-          for (let i = 0; i < runs + 2; i++) {
+          for (let i = 0; i < runs + 1; i++) {
             const started = performance.now();
             const res = await fetch(target, { headers: { authorization: `Bearer ${token}` } });
             const body = (await res.json()) as { meta?: { sampled?: boolean } };
             const ms = performance.now() - started;
             if (res.status !== 200) throw new Error(`${target} answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
             sampled ||= body.meta?.sampled === true;
-            if (i >= 2) times.push(ms);
+            if (i >= 1) times.push(ms);
           }
           times.sort((a, b) => a - b);
-          rows.push({ report, days, filters: filters || '(none)', p50: percentile(times, 50), p95: percentile(times, 95), sampled });
+          const row = { report, days, filters: filters || '(none)', p50: percentile(times, 50), p95: percentile(times, 95), sampled };
+          rows.push(row);
+          process.stderr.write(`${JSON.stringify(row)}\n`);
         }
       }
     }
@@ -129,8 +131,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   }
   measureReports(path.resolve(file)).then(
     (result) => {
-      process.stdout.write(`${formatReports(result)}\n`);
-      process.exit(0);
+      // Exit once the table is written: a pipe's write is asynchronous.
+      process.stdout.write(`${formatReports(result)}\n`, () => process.exit(0));
     },
     (err) => {
       process.stderr.write(`analytics reports bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
