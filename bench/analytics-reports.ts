@@ -41,6 +41,14 @@ const REPORTS = [
   'devices',
   'campaigns',
   'filter-values?dimension=browser',
+  // The event reports (bench/analytics-event-reports.ts seeds every event type for them; this file's data has clicks, engagement and goals).
+  'engagement',
+  'forms-analytics',
+  'cwv',
+  'sessions',
+  'sessions/heatmap',
+  'heatmap?path=/page-1',
+  'heatmap/scroll?path=/page-1',
 ];
 const FILTERS = ['', 'country=DE', 'country=DE&device=mobile'];
 
