@@ -143,8 +143,8 @@ function readyOrTimeout(redis: Redis, ms: number): Promise<void> {
 
 /**
  * Failed authentications per client address in this process, so that once an address has used up
- * its budget on bad tokens, its next made-up tokens cost no database lookup (the 429 comes from
- * its address bucket in the store, which every failure was counted against).
+ * its budget on bad tokens, its next tokens are looked up one at a time (the 429 comes from its
+ * address bucket in the store, which every failure was counted against).
  */
 class FailedAuthentications {
   private readonly counts = new Map<string, { n: number; until: number }>();
@@ -176,9 +176,7 @@ class FailedAuthentications {
  */
 export async function registerRateLimit(app: FastifyInstance, config: Config, db: Executor) {
   const failures = new FailedAuthentications(config.rateLimit.publicMax, config.rateLimit.windowMs);
-  const verifiedTokenId = async (raw: string, ip: string): Promise<string | null> => {
-    const known = knownTokenId(raw);
-    if (known || failures.exceeded(ip)) return known;
+  const lookUp = async (raw: string, ip: string): Promise<string | null> => {
     // An invalid token is an AppError (401); a database fault goes on to the errors plugin (503).
     const token = await verifyToken(db, raw).catch((err) => {
       if (err instanceof AppError) return null;
@@ -186,6 +184,23 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     });
     if (!token) failures.add(ip);
     return token?.tokenId ?? null;
+  };
+  /** The last look-up queued for each address over its failure budget. */
+  const queued = new Map<string, Promise<unknown>>();
+  const verifiedTokenId = async (raw: string, ip: string): Promise<string | null> => {
+    const known = knownTokenId(raw);
+    if (known) return known;
+    if (!failures.exceeded(ip)) return lookUp(raw, ip);
+    // An address flooding bad tokens still gets its valid token verified (issue 36 item 8), but
+    // one look-up at a time: the flood costs the database one primary-key read in flight, never a
+    // burst, and each made-up token still counts against the address.
+    const run = (queued.get(ip) ?? Promise.resolve()).then(() => lookUp(raw, ip));
+    const settled = run.catch(() => undefined);
+    queued.set(ip, settled);
+    void settled.then(() => {
+      if (queued.get(ip) === settled) queued.delete(ip);
+    });
+    return run;
   };
   const state: RateLimitState = { store: config.redisUrl ? 'redis' : 'memory', redis: config.redisUrl ? 'ok' : 'not configured' };
   const log = () => app.log;
