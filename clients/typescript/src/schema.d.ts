@@ -3050,7 +3050,7 @@ export interface paths {
         put?: never;
         /**
          * Fetch a file from a public URL into the library
-         * @description http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload.
+         * @description http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload. The fields come as JSON or as multipart/form-data text parts (shared decisions M2); a file part is a 422.
          *
          *     Requires scope `media.upload`.
          */
@@ -3092,7 +3092,9 @@ export interface paths {
         };
         /**
          * A file with its folder and references
-         * @description Requires scope `media.view`.
+         * @description A trashed file answers a management token (with deletedAt) and is a 404 to a delivery token.
+         *
+         *     Requires scope `media.view`.
          *
          *     Delivery tokens' answers come from the delivery cache with a strong `ETag` (`304` on `If-None-Match`); a write shows in the next read (decisions P18).
          *
@@ -18134,10 +18136,10 @@ export interface operations {
                 dateTo?: string;
                 /** @description Case-insensitive text search in filename, original_name, alt, title */
                 search?: string;
-                /** @description Any of these ids (`ids[]=1&ids[]=2`) */
-                ids?: number[];
+                /** @description Any of these ids (`ids[]=<uuid>&ids[]=<uuid>`) */
+                ids?: string[];
                 /** @description None of these ids */
-                excludeIds?: number[];
+                excludeIds?: string[];
                 /** @description Files of this folder (`root`: outside any folder) */
                 folderId?: string | "root";
                 /** @description `image`, `video`, `audio`, `document`, or a MIME type */
@@ -18223,10 +18225,10 @@ export interface operations {
                 dateTo?: string;
                 /** @description Case-insensitive text search in filename, original_name, alt, title */
                 search?: string;
-                /** @description Any of these ids (`ids[]=1&ids[]=2`) */
-                ids?: number[];
+                /** @description Any of these ids (`ids[]=<uuid>&ids[]=<uuid>`) */
+                ids?: string[];
                 /** @description None of these ids */
-                excludeIds?: number[];
+                excludeIds?: string[];
                 /** @description Files of this folder (`root`: outside any folder) */
                 folderId?: string | "root";
                 /** @description `image`, `video`, `audio`, `document`, or a MIME type */
@@ -18409,6 +18411,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: http-url
+                     * @description Where the file is
+                     */
+                    url: string;
+                    /** @description The file's name (default: the URL's last path segment) */
+                    name?: string;
+                    alt?: string;
+                    title?: string;
+                    /** Format: uuid */
+                    folderId?: string;
+                };
+                "multipart/form-data": {
                     /**
                      * Format: http-url
                      * @description Where the file is
