@@ -51,6 +51,11 @@ export class RequestTransaction {
     }
   }
 
+  /** Until committed or rolled back; after, work the request left running (a timer, a hook) uses the pool as usual. */
+  get active(): boolean {
+    return !this.closed;
+  }
+
   /** The held transaction if one was opened (statements outside a transaction run in it). */
   get current(): ControlledTransaction<DB> | null {
     return this.tx;
@@ -103,7 +108,7 @@ export function requestScoped(db: Kysely<DB>): Kysely<DB> {
   return new Proxy(db, {
     get(target, prop) {
       const held = scope.getStore();
-      if (held && held.db === target) {
+      if (held && held.db === target && held.active) {
         if (prop === 'transaction' || prop === 'connection') return () => ({ execute: (work: (tx: Kysely<DB>) => Promise<unknown>) => held.run(work) });
         const tx = held.current;
         if (tx && STATEMENTS.has(prop)) {

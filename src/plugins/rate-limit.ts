@@ -175,8 +175,8 @@ function readyOrTimeout(redis: Redis, ms: number): Promise<void> {
 
 /**
  * Failed authentications per client address in this process, so that once an address has used up
- * its budget on bad tokens, its next made-up tokens cost no database lookup (the 429 comes from
- * its address bucket in the store, which every failure was counted against).
+ * its budget on bad tokens, its next tokens are looked up one at a time (the 429 comes from its
+ * address bucket in the store, which every failure was counted against).
  */
 class FailedAuthentications {
   private readonly counts = new Map<string, { n: number; until: number }>();
@@ -226,7 +226,7 @@ const uncounted = (url: string) => url === '/health' || url.startsWith('/files/'
  * runs before the route (401s carry the headers too). It verifies the token (from the token
  * cache when it can, without a promise) and hands the outcome to the auth hook
  * (request.verifiedToken), so a request verifies its token once; an address that has used up
- * its budget on bad tokens gets no lookup for a token id never verified here.
+ * its budget on bad tokens has its token ids never verified here looked up one at a time.
  * In memory, a counted request allocates nothing once its key is known (issue 37).
  */
 export async function registerRateLimit(app: FastifyInstance, config: Config, db: Executor, checkChanges: () => void = () => undefined) {
