@@ -97,6 +97,13 @@ const STATEMENTS = new Set<PropertyKey>([
   'executeQuery',
 ]);
 
+const UNSCOPED = Symbol('the handle under requestScoped');
+
+/** The pool's own handle under a request-scoped one: one identity for what is kept per database (a module's caches). */
+export function unscoped(db: Kysely<DB>): Kysely<DB> {
+  return ((db as unknown as Record<symbol, Kysely<DB> | undefined>)[UNSCOPED] ?? db) as Kysely<DB>;
+}
+
 /**
  * The database handle the modules get: itself outside a request scope (no cost but one
  * AsyncLocalStorage read a property); inside one, `transaction()` and `connection()` run in the
@@ -107,6 +114,7 @@ export function requestScoped(db: Kysely<DB>): Kysely<DB> {
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(db, {
     get(target, prop) {
+      if (prop === UNSCOPED) return target;
       const held = scope.getStore();
       if (held && held.db === target && held.active) {
         if (prop === 'transaction' || prop === 'connection') return () => ({ execute: (work: (tx: Kysely<DB>) => Promise<unknown>) => held.run(work) });

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { unscoped } from '../../db/request-transaction.js';
 import { jsonTextParser } from '../../plugins/json-body.js';
 import { Data, named, ref } from '../../shared/schemas.js';
 import type { App, AppModule, ModuleDeps } from '../types.js';
@@ -32,10 +33,12 @@ const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
 /** One store and one collector per database handle: the routes, the worker tasks and tests share them. */
 const instances = new WeakMap<object, { store: AnalyticsStore; collector?: Collector }>();
 export function analyticsOf(db: ModuleDeps['db']): { store: AnalyticsStore; collector?: Collector } {
-  let found = instances.get(db);
+  // The modules' handle is request-scoped (db/request-transaction.ts), the worker's and the tests' is not: one store for both.
+  const key = unscoped(db);
+  let found = instances.get(key);
   if (!found) {
-    found = { store: new SqlAnalyticsStore(db) };
-    instances.set(db, found);
+    found = { store: new SqlAnalyticsStore(key) };
+    instances.set(key, found);
   }
   return found;
 }
