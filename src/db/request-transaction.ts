@@ -104,8 +104,9 @@ const STATEMENTS = new Set<PropertyKey>([
  * usual).
  */
 export function requestScoped(db: Kysely<DB>): Kysely<DB> {
+  if (rawHandles.has(db)) return db;
   const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(db, {
+  const scoped = new Proxy(db, {
     get(target, prop) {
       const held = scope.getStore();
       if (held && held.db === target && held.active) {
@@ -128,4 +129,14 @@ export function requestScoped(db: Kysely<DB>): Kysely<DB> {
       return value;
     },
   });
+  rawHandles.set(scoped, db);
+  return scoped;
+}
+
+/** Each scoped handle's own handle (what a RequestTransaction opens its transaction on). */
+const rawHandles = new WeakMap<Kysely<DB>, Kysely<DB>>();
+
+/** The handle under a scoped one (itself when it is not scoped). */
+export function unscoped(db: Kysely<DB>): Kysely<DB> {
+  return rawHandles.get(db) ?? db;
 }
