@@ -29,7 +29,7 @@ import { DeliveryCache, forgetOnWrite } from './plugins/delivery-cache.js';
 import { createMailer } from './shared/mailer.js';
 import { type FileStorage, openStorage } from './shared/storage.js';
 import { registerRetention, retentionTask } from './jobs/retention.js';
-import { requestScoped } from './db/request-transaction.js';
+import { requestScoped, unscoped } from './db/request-transaction.js';
 import { IDEMPOTENCY_WINDOW_MS, registerIdempotency } from './plugins/idempotency.js';
 import { deleteExpiredKeys } from './plugins/idempotency.repository.js';
 import { forgetTokens } from './modules/api-tokens/api-tokens.auth.js';
@@ -205,14 +205,17 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     throw err;
   });
   if (options.migrate !== false) await migrateToLatest(database);
+  // Every statement of the app, the modules' and the worker's alike, goes through one handle that
+  // joins a request's own transaction when the request holds one (an Idempotency-Key, decisions HR4);
+  // caches keyed on the handle see one handle.
+  database.db = requestScoped(database.db);
   const changes = new ChangeFeed();
   const mailer = createMailer(config.mail, () => app.log);
   const storage = await openStorage(config, app.log);
   // Published reads answered from memory (decisions P18); its site generations are the one
   // "site changed" signal the other caches key on (decisions S17).
   const deliveryCache = new DeliveryCache(config.deliveryCacheBytes, database.pollChanges);
-  // Modules' statements run in a request's own transaction when it holds one (an Idempotency-Key, decisions HR4).
-  const deps: ModuleDeps = { db: requestScoped(database.db), config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
+  const deps: ModuleDeps = { db: database.db, config, secrets, changes, mailer, storage, events, siteGeneration: deliveryCache.generationOf };
 
   const routeTable: RouteInfo[] = [];
   app.decorate('routeTable', routeTable);
@@ -252,7 +255,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // output caches key on it too); the hook is on the write routes only.
   app.decorate('deliveryCache', deliveryCache);
   // Before the generation moves on: an idempotent create commits as it answers.
-  const idempotentOperations = registerIdempotency(app, database.db);
+  const idempotentOperations = registerIdempotency(app, unscoped(database.db));
   forgetOnWrite(app, deliveryCache);
   registerRouteGuard(app, database.db, routeTable, config.deliveryCacheBytes > 0 ? deliveryCache : null, [DOCS_PREFIX], database.pollChanges);
   await registerOpenApi(app, config, pkg.version, events, idempotentOperations);

@@ -97,13 +97,6 @@ const STATEMENTS = new Set<PropertyKey>([
   'executeQuery',
 ]);
 
-const UNSCOPED = Symbol('the handle under requestScoped');
-
-/** The pool's own handle under a request-scoped one: one identity for what is kept per database (a module's caches). */
-export function unscoped(db: Kysely<DB>): Kysely<DB> {
-  return ((db as unknown as Record<symbol, Kysely<DB> | undefined>)[UNSCOPED] ?? db) as Kysely<DB>;
-}
-
 /**
  * The database handle the modules get: itself outside a request scope (no cost but one
  * AsyncLocalStorage read a property); inside one, `transaction()` and `connection()` run in the
@@ -111,10 +104,10 @@ export function unscoped(db: Kysely<DB>): Kysely<DB> {
  * usual).
  */
 export function requestScoped(db: Kysely<DB>): Kysely<DB> {
+  if (rawHandles.has(db)) return db;
   const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(db, {
+  const scoped = new Proxy(db, {
     get(target, prop) {
-      if (prop === UNSCOPED) return target;
       const held = scope.getStore();
       if (held && held.db === target && held.active) {
         if (prop === 'transaction' || prop === 'connection') return () => ({ execute: (work: (tx: Kysely<DB>) => Promise<unknown>) => held.run(work) });
@@ -136,4 +129,14 @@ export function requestScoped(db: Kysely<DB>): Kysely<DB> {
       return value;
     },
   });
+  rawHandles.set(scoped, db);
+  return scoped;
+}
+
+/** Each scoped handle's own handle (what a RequestTransaction opens its transaction on). */
+const rawHandles = new WeakMap<Kysely<DB>, Kysely<DB>>();
+
+/** The handle under a scoped one (itself when it is not scoped). */
+export function unscoped(db: Kysely<DB>): Kysely<DB> {
+  return rawHandles.get(db) ?? db;
 }
