@@ -3050,7 +3050,7 @@ export interface paths {
         put?: never;
         /**
          * Fetch a file from a public URL into the library
-         * @description http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload.
+         * @description http(s) only; every address the name resolves to, at every redirect (at most 3), must be public; at most 50 MiB and 30 s. Any refusal is a 422 `URL_FETCH_FAILED` on `url`. Then stored like an upload. The fields come as JSON or as multipart/form-data text parts (shared decisions M2); a file part is a 422.
          *
          *     Requires scope `media.upload`.
          */
@@ -3092,7 +3092,9 @@ export interface paths {
         };
         /**
          * A file with its folder and references
-         * @description Requires scope `media.view`.
+         * @description A trashed file answers a management token (with deletedAt) and is a 404 to a delivery token.
+         *
+         *     Requires scope `media.view`.
          *
          *     Delivery tokens' answers come from the delivery cache with a strong `ETag` (`304` on `If-None-Match`); a write shows in the next read (decisions P18).
          *
@@ -3885,6 +3887,556 @@ export interface paths {
          * @description The Core Web Vitals add-on (web-vitals: LCP, INP, CLS, FCP, TTFB, and FID), loaded by the tracker after `load` when its tag has `data-cwv`. No site key. `ETag` (one per encoding), `Cache-Control: public, max-age=86400`, 304 on `If-None-Match`; gzip when `Accept-Encoding` takes it.
          */
         get: operations["getAnalyticsCwvScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visitors of the last 5 minutes and the pages they are on
+         * @description Distinct visitors with an event in the last 5 minutes, each counted on the path of their latest pageview (pages by visitors desc, at most 100). Raw data.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsRealtime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/realtime/pageviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pageviews per minute of the last 30 minutes
+         * @description 30 entries, oldest first, the current minute last, zero-filled. Raw data.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsRealtimePageviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/engagement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rage and dead clicks, outbound links and downloads
+         * @description Totals of the period and the top `limit` (default 10) elements and links. `path` filters the page the clicks happened on.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsEngagement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/forms-analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Form starts, submissions, abandonment and completion time
+         * @description One row per tracked form key, joined to the site's Cairn form of that slug (`formId`, `name`; else null). Starts and submissions count once per session and form; a submission without a start counts as a start. Abandonment = (starts − submissions) ÷ starts; completion = first submit − first start of the session.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsForms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cwv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Core Web Vitals: p75 and the Good / Needs improvement / Poor split
+         * @description LCP, INP, CLS, FCP, TTFB, FID in that order. Values are kept on a grid (10 ms; CLS 0.001); p75 is the nearest-rank 75th percentile (null without samples), rated by web-vitals' thresholds (good ≤ the first, poor > the second: LCP 2500/4000, INP 200/500, CLS 0.1/0.25, FCP 1800/3000, TTFB 800/1800, FID 100/300).
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsCoreWebVitals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sessions of the period (raw data)
+         * @description Newest first by default; `path` keeps sessions that viewed the page. Covers at most rawRetentionDays (`meta.rawDataFrom`).
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/sessions/heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sessions by weekday and hour in the site's time zone
+         * @description 168 cells (weekday 1 = Monday … 7, hour 0-23), zero-filled; a session counts at the local hour it started.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsWeekdayHours"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One session and its events in time order (raw data)
+         * @description A session that is unknown, of another site or past rawRetentionDays is a 404.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page's clicks: grid points and elements (raw data)
+         * @description `path` is required (one page). Points: x on a 0.01 grid of the page width, y on a 10 px grid, at most 5,000, densest first; elements: the 100 most clicked selectors with their rage and dead clicks. The `device` filter separates layouts.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsClickHeatmap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/heatmap/scroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page's scroll depth by tens of percent (raw data)
+         * @description `path` is required (one page). For each depth 10-100, the share of the page's pageviews whose deepest scroll reached it (a pageview without engagement counts as 0); `averageDepth` the average deepest scroll.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsScrollDepth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visitors, visits, pageviews, bounce rate, visit duration and pages per visit, with a comparison
+         * @description `compare=previous|yoy` adds `comparison` and `change` (percent; bounce rate in points; null when the earlier value is 0). Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/chart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visitors, visits, pageviews, bounce rate and visit duration per hour, day or month, zero-filled
+         * @description Granularity from the span unless `granularity` is given; `compare` adds a comparison series aligned by index. Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsChart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pages by visitors: pageviews, visits, time on page, bounce rate and entries
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsPages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/referrers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Referrers by visitors, with the four sources (direct, search, social, other)
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsReferrers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/countries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Countries by visitors
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsCountries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cities (with their country) by visitors
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsCities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/devices/screens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Screen sizes by visitors
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsScreens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The top device types, browsers and operating systems by visitors (each `limit`)
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visits and conversions by UTM values (`groupBy`)
+         * @description A conversion is a visit with a form submission or a goal. Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["listAnalyticsCampaigns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/filter-values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The period's top values of each filter name by visitors (or of `dimension`), narrowed by `search`
+         * @description Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.view`.
+         *
+         *     Requires scope `analytics.view`.
+         */
+        get: operations["getAnalyticsFilterValues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Raw events or sessions as CSV (streamed)
+         * @description RFC 4180 CSV, UTF-8, cells a spreadsheet would run as a formula prefixed with `'`; at most 5,000,000 rows; raw data covers at most rawRetentionDays. Period: `period` (7d, 30d, 90d, 3m, 6m, 12m; default 30d) or `startDate` and `endDate` (at most 3,660 days), in the site timezone. Filters: the 13 names (browser, os, device, country, city, referrer, traffic_source, language, entry_page, utm_source, utm_medium, utm_campaign, path), repeated for OR, names AND; `!x` is not, `~x` contains. An unknown parameter is a 422 naming it.
+         *
+         *     Requires scope `analytics.export`.
+         *
+         *     Requires scope `analytics.export`.
+         */
+        get: operations["exportAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/site/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export of the whole site as a bundle (a job)
+         * @description Answers 202 with the job; GET /site/export/{id} until `status` is `ready`, then download from `downloadUrl` (the job with `?download=true`) within the hour. The bundle is the one `cairn sites export` writes (docs/site-bundles.md): never tokens, secrets or visitors' addresses.
+         *
+         *     Requires scope `sites.manage`.
+         */
+        post: operations["startSiteExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/site/export/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An export job: its status and, once ready, its download (`?download=true`)
+         * @description Without `download`: the job, with `downloadUrl` once ready. With `download=true`: the bundle itself (`application/gzip`, a gzip-compressed tar), for an hour after the job is ready; 409 `EXPORT_NOT_READY` before, 410 `EXPORT_EXPIRED` after.
+         *
+         *     Requires scope `sites.manage`.
+         *
+         *     Requires scope `sites.manage`.
+         */
+        get: operations["getSiteExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6411,6 +6963,172 @@ export interface components {
                 count: number;
             }[];
         };
+        /** AnalyticsRawMeta */
+        AnalyticsRawMeta: {
+            /**
+             * Format: date
+             * @description The first local date whose raw events are kept (rawRetentionDays): the report covers no earlier day
+             */
+            rawDataFrom: string;
+        };
+        /** AnalyticsRealtime */
+        AnalyticsRealtime: {
+            /** @description Distinct visitors with an event in the last 5 minutes */
+            visitors: number;
+            /** @description Each visitor on the path of their latest pageview; by visitors desc, at most 100 */
+            pages: {
+                path: string | null;
+                visitors: number;
+            }[];
+        };
+        /** AnalyticsEngagement */
+        AnalyticsEngagement: {
+            rageClicks: number;
+            deadClicks: number;
+            outboundClicks: number;
+            fileDownloads: number;
+            rageElements: {
+                path: string | null;
+                selector: string | null;
+                clicks: number;
+                sessions: number;
+            }[];
+            deadElements: {
+                path: string | null;
+                selector: string | null;
+                clicks: number;
+                sessions: number;
+            }[];
+            outboundLinks: {
+                url: string | null;
+                clicks: number;
+                visitors: number;
+            }[];
+            downloads: {
+                url: string | null;
+                clicks: number;
+                visitors: number;
+            }[];
+        };
+        /** AnalyticsFormStats */
+        AnalyticsFormStats: {
+            form: string | null;
+            /** @description The Cairn form whose slug is the tracked form key, else null */
+            formId: number | null;
+            name: string | null;
+            /** @description Sessions that started the form (a submission implies a start) */
+            starts: number;
+            /** @description Sessions that submitted it */
+            submissions: number;
+            /** @description (starts − submissions) ÷ starts, percent with one decimal */
+            abandonmentRate: number;
+            /** @description First submit − first start of a session, averaged; null when none completed */
+            avgCompletionSeconds: number | null;
+        };
+        /** AnalyticsVital */
+        AnalyticsVital: {
+            metric: "LCP" | "INP" | "CLS" | "FCP" | "TTFB" | "FID";
+            unit: "ms" | "score";
+            /** @description Nearest-rank 75th percentile (10 ms grid, CLS 0.001); null without samples */
+            p75: number | null;
+            rating: "good" | "needs-improvement" | "poor" | null;
+            samples: number;
+            /** @description Share of samples ≤ the good threshold, percent with one decimal */
+            good: number;
+            /** @description Share of samples between the thresholds, percent with one decimal */
+            needsImprovement: number;
+            /** @description Share of samples > the poor threshold, percent with one decimal */
+            poor: number;
+        };
+        /** AnalyticsSession */
+        AnalyticsSession: {
+            id: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            endedAt: string;
+            /** @description Seconds from the first to the last event */
+            duration: number;
+            pageviews: number;
+            events: number;
+            entryPage: string | null;
+            exitPage: string | null;
+            bounced: boolean;
+            source: string;
+            referrer: string | null;
+            country: string | null;
+            city: string | null;
+            device: string | null;
+            browser: string | null;
+            os: string | null;
+            screen: string | null;
+            language: string | null;
+            utmSource: string | null;
+            utmMedium: string | null;
+            utmCampaign: string | null;
+            conversions: number;
+        };
+        /** AnalyticsTimelineEvent */
+        AnalyticsTimelineEvent: {
+            type: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            timestamp: string;
+            path: string | null;
+            engagedSeconds?: number;
+            scrollDepth?: number | null;
+            selector?: string | null;
+            x?: number | null;
+            y?: number | null;
+            rage?: boolean;
+            dead?: boolean;
+            url?: string | null;
+            form?: string | null;
+            goal?: string | null;
+            metric?: string | null;
+            value?: number | null;
+        };
+        /** AnalyticsClickHeatmap */
+        AnalyticsClickHeatmap: {
+            path: string;
+            clicks: number;
+            /** @description At most 5,000, densest first */
+            points: {
+                /** @description Share of page width, 0.01 grid */
+                x: number;
+                /** @description CSS px, 10 px grid */
+                y: number;
+                count: number;
+            }[];
+            /** @description At most 100, most clicked first */
+            elements: {
+                selector: string | null;
+                clicks: number;
+                rageClicks: number;
+                deadClicks: number;
+            }[];
+        };
+        /** AnalyticsScrollDepth */
+        AnalyticsScrollDepth: {
+            path: string;
+            pageviews: number;
+            /** @description Average of the pageviews' max scroll depth, percent with one decimal */
+            averageDepth: number;
+            /** @description Depths 10, 20, ..., 100 */
+            depths: {
+                depth: number;
+                /** @description Share of the page's pageviews that reached this depth, percent with one decimal */
+                percentage: number;
+            }[];
+        };
         /**
          * AnalyticsSettings
          * @example {
@@ -6440,6 +7158,202 @@ export interface components {
             excludedIps: string[];
             /** @description The script tag to paste into every page (read-only) */
             snippet: string;
+        };
+        /** AnalyticsListMeta */
+        AnalyticsListMeta: {
+            total: number;
+            perPage: number;
+            currentPage: number;
+            lastPage: number;
+            /** @description Whether the answer was computed from a sample (decisions A7) */
+            sampled: boolean;
+            /** @description The share of sessions read when sampled (1/k) */
+            sampleRate?: number;
+        };
+        /** AnalyticsSummary */
+        AnalyticsSummary: {
+            visitors: number;
+            visits: number;
+            pageviews: number;
+            /** @description Bounces ÷ visits: a percent, one decimal */
+            bounceRate: number;
+            /** @description Average visit duration, whole seconds */
+            avgVisitDuration: number;
+            /** @description Pageviews ÷ visits, two decimals */
+            pagesPerSession: number;
+        };
+        /**
+         * AnalyticsChange
+         * @description Percent change against the comparison (bounceRate: the difference in points); null when the earlier value is 0
+         */
+        AnalyticsChange: {
+            visitors: number | null;
+            visits: number | null;
+            pageviews: number | null;
+            bounceRate: number | null;
+            avgVisitDuration: number | null;
+            pagesPerSession: number | null;
+        };
+        /** AnalyticsOverview */
+        AnalyticsOverview: {
+            visitors: number;
+            visits: number;
+            pageviews: number;
+            /** @description Bounces ÷ visits: a percent, one decimal */
+            bounceRate: number;
+            /** @description Average visit duration, whole seconds */
+            avgVisitDuration: number;
+            /** @description Pageviews ÷ visits, two decimals */
+            pagesPerSession: number;
+            comparison: components["schemas"]["AnalyticsSummary"] | null;
+            change: components["schemas"]["AnalyticsChange"] | null;
+        };
+        /** AnalyticsOverviewMeta */
+        AnalyticsOverviewMeta: {
+            /** Format: date */
+            startDate: string;
+            /** Format: date */
+            endDate: string;
+            /** Format: date */
+            compareStartDate?: string;
+            /** Format: date */
+            compareEndDate?: string;
+            /** @description Whether the answer was computed from a sample (decisions A7) */
+            sampled: boolean;
+            /** @description The share of sessions read when sampled (1/k) */
+            sampleRate?: number;
+        };
+        /** AnalyticsChartPoint */
+        AnalyticsChartPoint: {
+            /** @description YYYY-MM-DD, YYYY-MM-DDTHH:00 (local) or YYYY-MM */
+            date: string;
+            visitors: number;
+            visits: number;
+            pageviews: number;
+            /** @description Bounces ÷ visits: a percent, one decimal */
+            bounceRate: number;
+            /** @description Average visit duration, whole seconds */
+            avgVisitDuration: number;
+        };
+        /** AnalyticsPage */
+        AnalyticsPage: {
+            path: string | null;
+            pageviews: number;
+            visitors: number;
+            visits: number;
+            /** @description Engaged time ÷ pageviews, whole seconds */
+            avgTimeOnPage: number;
+            /** @description Bounces of the visits entering on the page ÷ those visits (null when none): a percent, one decimal */
+            bounceRate: number | null;
+            entries: number;
+        };
+        /** AnalyticsReferrer */
+        AnalyticsReferrer: {
+            /** @description Referring host; null for direct */
+            referrer: string | null;
+            source: "direct" | "search" | "social" | "other";
+            visitors: number;
+            visits: number;
+            /** @description Share of the period's visitors: a percent, one decimal */
+            percentage: number;
+            /** @description Bounces ÷ visits: a percent, one decimal */
+            bounceRate: number;
+        };
+        /** AnalyticsCampaign */
+        AnalyticsCampaign: {
+            utmSource?: string | null;
+            utmMedium?: string | null;
+            utmCampaign?: string | null;
+            utmTerm?: string | null;
+            utmContent?: string | null;
+            visitors: number;
+            visits: number;
+            /** @description Visits with a form submission or a goal */
+            conversions: number;
+            /** @description Conversions ÷ visits: a percent, one decimal */
+            conversionRate: number;
+        };
+        /** AnalyticsFilterValues */
+        AnalyticsFilterValues: {
+            browser?: {
+                value: string;
+                visitors: number;
+            }[];
+            os?: {
+                value: string;
+                visitors: number;
+            }[];
+            device?: {
+                value: string;
+                visitors: number;
+            }[];
+            country?: {
+                value: string;
+                visitors: number;
+            }[];
+            city?: {
+                value: string;
+                visitors: number;
+            }[];
+            referrer?: {
+                value: string;
+                visitors: number;
+            }[];
+            traffic_source?: {
+                value: string;
+                visitors: number;
+            }[];
+            language?: {
+                value: string;
+                visitors: number;
+            }[];
+            entry_page?: {
+                value: string;
+                visitors: number;
+            }[];
+            utm_source?: {
+                value: string;
+                visitors: number;
+            }[];
+            utm_medium?: {
+                value: string;
+                visitors: number;
+            }[];
+            utm_campaign?: {
+                value: string;
+                visitors: number;
+            }[];
+            path?: {
+                value: string;
+                visitors: number;
+            }[];
+        };
+        /** SiteExportJob */
+        SiteExportJob: {
+            /** Format: uuid */
+            id: string;
+            status: "queued" | "running" | "ready" | "failed";
+            withSubmissions: boolean;
+            /** @description Size of the bundle once ready */
+            bytes: number | null;
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expiresAt: string | null;
+            /** @description Where the bundle is downloaded (same token and scope) for an hour once ready: this job with `?download=true` */
+            downloadUrl: string | null;
         };
         /** HealthResponse */
         HealthResponse: {
@@ -8082,6 +8996,221 @@ export interface components {
             accepted: number;
             /** @description Events dropped: wrong, from a bot, a foreign host, an excluded path or address, or with tracking off */
             dropped: number;
+        };
+        /** GetAnalyticsRealtimeResponse */
+        GetAnalyticsRealtimeResponse: {
+            data: components["schemas"]["AnalyticsRealtime"];
+            meta: components["schemas"]["AnalyticsRawMeta"];
+        };
+        /** GetAnalyticsRealtimePageviewsResponse */
+        GetAnalyticsRealtimePageviewsResponse: {
+            /** @description The last 30 minutes, oldest first, zero-filled */
+            data: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                minute: string;
+                pageviews: number;
+            }[];
+            meta: components["schemas"]["AnalyticsRawMeta"];
+        };
+        /** GetAnalyticsEngagementResponse */
+        GetAnalyticsEngagementResponse: {
+            data: components["schemas"]["AnalyticsEngagement"];
+        };
+        /** GetAnalyticsFormsResponse */
+        GetAnalyticsFormsResponse: {
+            data: components["schemas"]["AnalyticsFormStats"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** GetAnalyticsCoreWebVitalsResponse */
+        GetAnalyticsCoreWebVitalsResponse: {
+            data: components["schemas"]["AnalyticsVital"][];
+        };
+        /** ListAnalyticsSessionsResponse */
+        ListAnalyticsSessionsResponse: {
+            data: components["schemas"]["AnalyticsSession"][];
+            meta: {
+                total: number;
+                perPage: number;
+                currentPage: number;
+                lastPage: number;
+                /**
+                 * Format: date
+                 * @description The first local date whose raw events are kept (rawRetentionDays): the report covers no earlier day
+                 */
+                rawDataFrom: string;
+            };
+        };
+        /** GetAnalyticsWeekdayHoursResponse */
+        GetAnalyticsWeekdayHoursResponse: {
+            /** @description 168 cells in the site's time zone, zero-filled */
+            data: {
+                /** @description 1 = Monday */
+                weekday: number;
+                hour: number;
+                sessions: number;
+            }[];
+        };
+        /** GetAnalyticsSessionResponse */
+        GetAnalyticsSessionResponse: {
+            data: {
+                session: components["schemas"]["AnalyticsSession"];
+                /** @description In time order, with the fields of their type */
+                events: components["schemas"]["AnalyticsTimelineEvent"][];
+            };
+            meta: components["schemas"]["AnalyticsRawMeta"];
+        };
+        /** GetAnalyticsClickHeatmapResponse */
+        GetAnalyticsClickHeatmapResponse: {
+            data: components["schemas"]["AnalyticsClickHeatmap"];
+            meta: components["schemas"]["AnalyticsRawMeta"];
+        };
+        /** GetAnalyticsScrollDepthResponse */
+        GetAnalyticsScrollDepthResponse: {
+            data: components["schemas"]["AnalyticsScrollDepth"];
+            meta: components["schemas"]["AnalyticsRawMeta"];
+        };
+        /** GetAnalyticsOverviewResponse */
+        GetAnalyticsOverviewResponse: {
+            data: components["schemas"]["AnalyticsOverview"];
+            meta: components["schemas"]["AnalyticsOverviewMeta"];
+        };
+        /** GetAnalyticsChartResponse */
+        GetAnalyticsChartResponse: {
+            data: components["schemas"]["AnalyticsChartPoint"][];
+            comparison: components["schemas"]["AnalyticsChartPoint"][] | null;
+            meta: {
+                granularity: "hour" | "day" | "month";
+                /** Format: date */
+                startDate: string;
+                /** Format: date */
+                endDate: string;
+                /** @description Whether the answer was computed from a sample (decisions A7) */
+                sampled: boolean;
+                /** @description The share of sessions read when sampled (1/k) */
+                sampleRate?: number;
+            };
+        };
+        /** ListAnalyticsPagesResponse */
+        ListAnalyticsPagesResponse: {
+            data: components["schemas"]["AnalyticsPage"][];
+            meta: components["schemas"]["AnalyticsListMeta"];
+        };
+        /** ListAnalyticsReferrersResponse */
+        ListAnalyticsReferrersResponse: {
+            data: components["schemas"]["AnalyticsReferrer"][];
+            meta: components["schemas"]["AnalyticsListMeta"];
+            /** @description Always the four sources, in the order direct, search, social, other */
+            sources: {
+                source: "direct" | "search" | "social" | "other";
+                visitors: number;
+                visits: number;
+                /** @description Share of the period's visitors: a percent, one decimal */
+                percentage: number;
+            }[];
+        };
+        /** ListAnalyticsCountriesResponse */
+        ListAnalyticsCountriesResponse: {
+            data: {
+                /** @description ISO 3166-1 alpha-2; null unknown */
+                country: string | null;
+                visitors: number;
+                visits: number;
+                /** @description Share of the period's visitors: a percent, one decimal */
+                percentage: number;
+            }[];
+            meta: components["schemas"]["AnalyticsListMeta"];
+        };
+        /** ListAnalyticsCitiesResponse */
+        ListAnalyticsCitiesResponse: {
+            data: {
+                city: string | null;
+                country: string | null;
+                visitors: number;
+                visits: number;
+                /** @description Share of the period's visitors: a percent, one decimal */
+                percentage: number;
+            }[];
+            meta: components["schemas"]["AnalyticsListMeta"];
+        };
+        /** ListAnalyticsScreensResponse */
+        ListAnalyticsScreensResponse: {
+            data: {
+                /** @description WIDTHxHEIGHT */
+                screen: string | null;
+                visitors: number;
+                visits: number;
+                /** @description Share of the period's visitors: a percent, one decimal */
+                percentage: number;
+            }[];
+            meta: components["schemas"]["AnalyticsListMeta"];
+        };
+        /** GetAnalyticsDevicesResponse */
+        GetAnalyticsDevicesResponse: {
+            data: {
+                devices: {
+                    device: string | null;
+                    visitors: number;
+                    /** @description Share of the period's visitors: a percent, one decimal */
+                    percentage: number;
+                }[];
+                browsers: {
+                    browser: string | null;
+                    visitors: number;
+                    /** @description Share of the period's visitors: a percent, one decimal */
+                    percentage: number;
+                }[];
+                operatingSystems: {
+                    os: string | null;
+                    visitors: number;
+                    /** @description Share of the period's visitors: a percent, one decimal */
+                    percentage: number;
+                }[];
+            };
+            meta: {
+                /** @description Whether the answer was computed from a sample (decisions A7) */
+                sampled: boolean;
+                /** @description The share of sessions read when sampled (1/k) */
+                sampleRate?: number;
+            };
+        };
+        /** ListAnalyticsCampaignsResponse */
+        ListAnalyticsCampaignsResponse: {
+            data: components["schemas"]["AnalyticsCampaign"][];
+            meta: components["schemas"]["AnalyticsListMeta"];
+        };
+        /** GetAnalyticsFilterValuesResponse */
+        GetAnalyticsFilterValuesResponse: {
+            data: components["schemas"]["AnalyticsFilterValues"];
+            meta: {
+                /** @description Whether the answer was computed from a sample (decisions A7) */
+                sampled: boolean;
+                /** @description The share of sessions read when sampled (1/k) */
+                sampleRate?: number;
+            };
+        };
+        /** StartSiteExportRequest */
+        StartSiteExportRequest: {
+            /** @description Include form submissions (default false) */
+            withSubmissions?: boolean;
+        };
+        /** StartSiteExportResponse */
+        StartSiteExportResponse: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                status: "queued";
+            };
+        };
+        /**
+         * SiteExportJobResponse
+         * @description The job (application/json), or with download=true the bundle (application/gzip)
+         */
+        SiteExportJobResponse: {
+            data: components["schemas"]["SiteExportJob"];
         };
     };
     responses: never;
@@ -19291,10 +20420,10 @@ export interface operations {
                 dateTo?: string;
                 /** @description Case-insensitive text search in filename, original_name, alt, title */
                 search?: string;
-                /** @description Any of these ids (`ids[]=1&ids[]=2`) */
-                ids?: number[];
+                /** @description Any of these ids (`ids[]=<uuid>&ids[]=<uuid>`) */
+                ids?: string[];
                 /** @description None of these ids */
-                excludeIds?: number[];
+                excludeIds?: string[];
                 /** @description Files of this folder (`root`: outside any folder) */
                 folderId?: string | "root";
                 /** @description `image`, `video`, `audio`, `document`, or a MIME type */
@@ -19377,10 +20506,10 @@ export interface operations {
                 dateTo?: string;
                 /** @description Case-insensitive text search in filename, original_name, alt, title */
                 search?: string;
-                /** @description Any of these ids (`ids[]=1&ids[]=2`) */
-                ids?: number[];
+                /** @description Any of these ids (`ids[]=<uuid>&ids[]=<uuid>`) */
+                ids?: string[];
                 /** @description None of these ids */
-                excludeIds?: number[];
+                excludeIds?: string[];
                 /** @description Files of this folder (`root`: outside any folder) */
                 folderId?: string | "root";
                 /** @description `image`, `video`, `audio`, `document`, or a MIME type */
@@ -19592,6 +20721,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UploadMediaFromUrlRequest"];
+                "multipart/form-data": components["schemas"]["UploadMediaFromUrlRequest"];
             };
         };
         responses: {
@@ -22937,6 +24067,2051 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsRealtime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsRealtimeResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsRealtimePageviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsRealtimePageviewsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsEngagement: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Rows of each list (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsEngagementResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsForms: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default starts desc) */
+                sortBy?: "starts" | "submissions" | "abandonmentRate";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsFormsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsCoreWebVitals: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsCoreWebVitalsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsSessions: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default startedAt desc) */
+                sortBy?: "startedAt" | "duration" | "pageviews";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsSessionsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsWeekdayHours: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsWeekdayHoursResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsSessionResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or another site's record) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsClickHeatmap: {
+        parameters: {
+            query: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description The page (required, one path starting with /) */
+                path: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsClickHeatmapResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsScrollDepth: {
+        parameters: {
+            query: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description The page (required, one path starting with /) */
+                path: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsScrollDepthResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsOverview: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsOverviewResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsChart: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Bucket size (default from the span: up to 2 days hour, up to 93 days day, else month); hour up to 7 days, at most 1000 buckets */
+                granularity?: "hour" | "day" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsChartResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsPages: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "pageviews" | "visits" | "avgTimeOnPage" | "bounceRate" | "entries" | "path";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsPagesResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsReferrers: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "visits" | "percentage" | "bounceRate" | "referrer";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsReferrersResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsCountries: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "visits" | "percentage" | "country";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsCountriesResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsCities: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "visits" | "percentage" | "city";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsCitiesResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsScreens: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "visits" | "percentage" | "screen";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsScreensResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsDevices: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description How many values, 1-100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsDevicesResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAnalyticsCampaigns: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Page size, 1-100 */
+                limit?: number;
+                /** @description Sort field (default visitors desc) */
+                sortBy?: "visitors" | "visits" | "conversions" | "conversionRate";
+                /** @description Sort order (default desc) */
+                sortOrder?: "asc" | "desc";
+                /** @description The UTM keys grouped by, 1-5 (default utm_campaign); visits without all of them are left out */
+                groupBy?: ("utm_source" | "utm_medium" | "utm_campaign" | "utm_term" | "utm_content")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsCampaignsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalyticsFilterValues: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Only this filter name */
+                dimension?: "browser" | "os" | "device" | "country" | "city" | "referrer" | "traffic_source" | "language" | "entry_page" | "utm_source" | "utm_medium" | "utm_campaign" | "path";
+                /** @description Only values containing this (case-insensitive) */
+                search?: string;
+                /** @description How many values, 1-100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAnalyticsFilterValuesResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.view` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportAnalytics: {
+        parameters: {
+            query?: {
+                /** @description 7d, 30d, 90d, 3m, 6m, 12m (default 30d) */
+                period?: "7d" | "30d" | "90d" | "3m" | "6m" | "12m";
+                /** @description First day (YYYY-MM-DD), with endDate */
+                startDate?: string;
+                /** @description Last day (YYYY-MM-DD), with startDate */
+                endDate?: string;
+                /** @description previous: the same number of days just before; yoy: the same dates a year earlier */
+                compare?: "previous" | "yoy";
+                /** @description Filter on browser: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                browser?: string[];
+                /** @description Filter on os: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                os?: string[];
+                /** @description Filter on device: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                device?: string[];
+                /** @description Filter on country: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                country?: string[];
+                /** @description Filter on city: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                city?: string[];
+                /** @description Filter on referrer: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                referrer?: string[];
+                /** @description Filter on traffic_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                traffic_source?: string[];
+                /** @description Filter on language: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                language?: string[];
+                /** @description Filter on entry_page: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                entry_page?: string[];
+                /** @description Filter on utm_source: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_source?: string[];
+                /** @description Filter on utm_medium: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_medium?: string[];
+                /** @description Filter on utm_campaign: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                utm_campaign?: string[];
+                /** @description Filter on path: repeat for OR; `!x` is not, `~x` contains (case-insensitive), `\!` a literal `!` */
+                path?: string[];
+                /** @description Rows: events (default) or sessions */
+                type?: "events" | "sessions";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `analytics.export` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startSiteExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartSiteExportRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartSiteExportResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `sites.manage` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSiteExport: {
+        parameters: {
+            query?: {
+                /** @description Answer the bundle file instead of the job */
+                download?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job (application/json), or with download=true the bundle (application/gzip) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SiteExportJobResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope `sites.manage` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
