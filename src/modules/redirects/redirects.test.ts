@@ -416,11 +416,15 @@ describe('match and resolve (decisions R1, R2)', () => {
       expect(res.status).toBe(404);
     }
     expect(best).toBeLessThan(10);
-    // The matcher alone, without the HTTP path around it.
+    // The matcher alone, without the HTTP path around it (best of five too).
     const rules = new RuleSet([{ id: 1, sourcePath: '^/(a+)+$', targetUrl: '/x', statusCode: 301, isRegex: true, preserveQueryString: false }]);
-    const start = process.hrtime.bigint();
-    expect(rules.match(path)).toBeNull();
-    expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(10);
+    let bestMatch = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const start = process.hrtime.bigint();
+      expect(rules.match(path)).toBeNull();
+      bestMatch = Math.min(bestMatch, Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    expect(bestMatch).toBeLessThan(10);
     expect((await api.get(`/v1/redirects/resolve?path=/${'a'.repeat(10_000)}`)).status).toBe(200);
   });
 
