@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { analyticsOf } from '../../src/modules/analytics/analytics.routes.js';
+import { rebuildDirtyDays } from '../../src/modules/analytics/analytics.tasks.js';
 import type { TestApp } from './app.js';
 import type { SiteClient } from './suite.js';
 
@@ -87,3 +88,15 @@ export async function eventsOf(app: TestApp, siteId: string): Promise<any[]> {
 export const DAY_MS = 86_400_000;
 /** The day number of a `YYYY-MM-DD` date, as stored. */
 export const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+
+/**
+ * Rebuilds every dirty day, as the worker does once days are quiet (`quietMs` 0 here). A rebuild
+ * keeps a day dirty when it changed in the rebuild's own millisecond (the change may have come
+ * after its read: `changed_at < startedAt`), so a test that expects clean days waits for the
+ * next millisecond after its last write first.
+ */
+export async function rebuildQuietDays(app: TestApp, now?: number): Promise<number> {
+  const last = Date.now();
+  while (Date.now() === last) await new Promise((resolve) => setTimeout(resolve, 1));
+  return rebuildDirtyDays(analyticsOf(app.database.db).store, now ?? Date.now(), 0);
+}

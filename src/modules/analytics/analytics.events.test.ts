@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expect422, expectErrorShape } from '../../../test/helpers/http.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
-import { analyticsOf } from './analytics.routes.js';
-import { rebuildDirtyDays } from './analytics.tasks.js';
+import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
 import { localTime } from './analytics.time.js';
 
 /**
@@ -85,7 +84,7 @@ async function fixtureSite(): Promise<SiteClient & { formId: number }> {
 
 const days = `startDate=${d0}&endDate=${d1}`;
 const month = `startDate=${monthFirst}&endDate=${monthLast}`;
-const rebuild = () => rebuildDirtyDays(analyticsOf(ctx.app.database.db).store, Date.now(), 0);
+const rebuild = () => rebuildQuietDays(ctx.app);
 const get = async (api: SiteClient, url: string) => {
   const res = await api.get(url);
   expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);

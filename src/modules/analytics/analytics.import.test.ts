@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { eventsOf, sessionsOf } from '../../../test/helpers/analytics.js';
+import { eventsOf, rebuildQuietDays, sessionsOf } from '../../../test/helpers/analytics.js';
 import { allScopesExcept, createTokenFor } from '../../../test/helpers/app.js';
 import { client, expect422, expectErrorShape } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
-import { analyticsOf } from './analytics.routes.js';
-import { rebuildDirtyDays } from './analytics.tasks.js';
 
 const ctx = useTestApp();
 const DAY_MS = 86_400_000;
@@ -191,8 +189,7 @@ describe('analytics rollups (design 3.3)', () => {
       [day, 1],
       [day + 1, 1],
     ]);
-    const { store } = analyticsOf(ctx.app.database.db);
-    expect(await rebuildDirtyDays(store, Date.now(), 0)).toBeGreaterThanOrEqual(2);
+    expect(await rebuildQuietDays(ctx.app)).toBeGreaterThanOrEqual(2);
     expect(await days()).toEqual([
       [day, 0],
       [day + 1, 0],

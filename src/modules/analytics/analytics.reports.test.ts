@@ -4,9 +4,8 @@ import { client, expect422 } from '../../../test/helpers/http.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { FILTER_DIMS, localMidnight } from './analytics.query.js';
-import { analyticsOf } from './analytics.routes.js';
 import { readSums } from './analytics.sql.js';
-import { rebuildDirtyDays } from './analytics.tasks.js';
+import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
 import { dateOfDay } from './analytics.time.js';
 
 /**
@@ -69,7 +68,7 @@ async function kolkataSite(): Promise<SiteClient> {
 }
 
 /** Rebuilds every dirty day (as the worker would once they are quiet). */
-const rebuild = () => rebuildDirtyDays(analyticsOf(ctx.app.database.db).store, Date.now() + DAY_MS, 0);
+const rebuild = () => rebuildQuietDays(ctx.app, Date.now() + DAY_MS);
 
 const dirtyDays = async (siteId: string) =>
   (await ctx.app.database.db.selectFrom('analytics_days').select('day').where('site_id', '=', siteId).where('dirty', '=', 1).execute()).length;

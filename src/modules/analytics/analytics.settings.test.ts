@@ -3,7 +3,8 @@ import { allScopesExcept, createTokenFor } from '../../../test/helpers/app.js';
 import { client, expect422, expectErrorShape } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { analyticsOf } from './analytics.routes.js';
-import { pruneAnalytics, rebuildDirtyDays } from './analytics.tasks.js';
+import { pruneAnalytics } from './analytics.tasks.js';
+import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
 
 const ctx = useTestApp();
 const DAY_MS = 86_400_000;
@@ -122,7 +123,7 @@ describe('analytics retention (decisions A6)', () => {
     await pruneAnalytics(db, store, Date.now(), 2);
     expect([await count('analytics_events'), await count('analytics_sessions')]).toEqual([6, 4]);
 
-    await rebuildDirtyDays(store, Date.now(), 0);
+    await rebuildQuietDays(ctx.app);
     const rollupRows = await count('analytics_daily');
     expect(rollupRows).toBeGreaterThan(0);
     // Batches of 2: 3 old events go in two passes, then their 2 sessions.
