@@ -42,7 +42,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
   if (!pgUrl && process.env.TEST_SQLITE !== 'memory') sqliteFile = path.join(os.tmpdir(), `cairn-test-${randomUUID()}.db`);
   if (pgUrl) {
     schema = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-    await adminQuery(pgUrl, `create schema ${schema}`);
+    await createMigratedSchema(pgUrl, schema);
   }
   // Files (form uploads) go to a directory of this app's own, removed on close.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-test-data-'));
@@ -75,6 +75,50 @@ export async function buildTestApp(overrides: Partial<Config> = {}, options: Cre
       await bucket?.remove();
     },
   };
+}
+
+/**
+ * A new PostgreSQL schema with every migration applied. Migrating a schema takes 1-3 s (about 40
+ * migrations, each its own round trips); a suite builds hundreds of apps. So each test process
+ * migrates one template schema once, dumps it with `pg_dump` (tables, indexes, functions, triggers
+ * and the rows the migrations wrote, the migrator's own included), and every app replays that
+ * text under its own schema name: one round trip. The app's own `migrateToLatest` then finds
+ * nothing to do, and a schema built this way is the one the migrations build (a test in
+ * test/platform/migrations.test.ts compares them). Without `pg_dump` the schema is migrated.
+ */
+export async function createMigratedSchema(url: string, schema: string): Promise<void> {
+  templateDump ??= dumpMigratedTemplate(url).catch(() => null);
+  const dump = await templateDump;
+  if (!dump) return adminQuery(url, `create schema ${schema}`);
+  // A test schema need not survive a crash: no wait for the WAL flush at commit.
+  await adminQuery(url, `set synchronous_commit = off; ${dump.text.replaceAll(dump.schema, schema)}`);
+}
+
+let templateDump: Promise<{ schema: string; text: string } | null> | undefined;
+
+async function dumpMigratedTemplate(url: string): Promise<{ schema: string; text: string }> {
+  const { connectDatabase } = await import('../../src/db/connect.js');
+  const { migrateToLatest } = await import('../../src/db/migrate.js');
+  // A name no table, column or function body can contain, so replacing it is exact.
+  const schema = `cairn_template_${randomUUID().replace(/-/g, '')}`;
+  await adminQuery(url, `create schema ${schema}`);
+  try {
+    const database = connectDatabase({ databaseUrl: url, pgSchema: schema });
+    try {
+      await migrateToLatest(database);
+    } finally {
+      await database.close();
+    }
+    const { execFileSync } = await import('node:child_process');
+    const text = execFileSync('pg_dump', ['--dbname', url, '--schema', schema, '--no-owner', '--no-privileges', '--inserts'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // psql meta-commands (`\\restrict`, which newer pg_dump releases write) are not SQL.
+    return { schema, text: text.replace(/^\\.*$/gm, '') };
+  } finally {
+    await adminQuery(url, `drop schema if exists ${schema} cascade`);
+  }
 }
 
 export async function adminQuery(url: string, text: string): Promise<void> {

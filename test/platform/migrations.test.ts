@@ -10,7 +10,7 @@ import { searchContents } from '../../src/modules/contents/contents.search.js';
 import { createToken } from '../../src/modules/api-tokens/api-tokens.service.js';
 import { hashSecret, verifyToken } from '../../src/modules/api-tokens/api-tokens.auth.js';
 import { ALL_SCOPES } from '../../src/shared/scopes.js';
-import { adminQuery, allScopesExcept, TEST_DIALECT } from '../helpers/app.js';
+import { adminQuery, allScopesExcept, createMigratedSchema, TEST_DIALECT } from '../helpers/app.js';
 
 /**
  * Migrations that move data keep every row: a database as the release before left it, filled,
@@ -280,4 +280,46 @@ describe('migration 0026: users, roles and tokens (issue 30)', () => {
     const made = await createToken(database.db, { siteId: a.id, userId: a.userIds[1]!, scopes: 'all' });
     expect(made.scopes).toHaveLength(ALL_SCOPES.length);
   }, 60_000);
+});
+
+describe.skipIf(TEST_DIALECT !== 'postgres')('the test schema template (test/helpers/app.ts)', () => {
+  /** What a schema holds, with its own name taken out: columns, constraints, indexes, triggers, functions and the migrator's rows. */
+  async function shape(url: string, schema: string): Promise<string[]> {
+    const database = connectDatabase({ databaseUrl: url, pgSchema: schema });
+    try {
+      const { rows } = await sql<{ line: string }>`
+        select format('column %s.%s %s %s %s', table_name, column_name, data_type, is_nullable, coalesce(column_default, '')) as line
+          from information_schema.columns where table_schema = ${schema}
+        union all select format('constraint %s %s', conname, pg_get_constraintdef(c.oid))
+          from pg_constraint c join pg_namespace n on n.oid = c.connamespace where n.nspname = ${schema}
+        union all select format('index %s', indexdef) from pg_indexes where schemaname = ${schema}
+        union all select format('trigger %s %s', tgname, pg_get_triggerdef(t.oid))
+          from pg_trigger t join pg_class r on r.oid = t.tgrelid join pg_namespace n on n.oid = r.relnamespace
+          where n.nspname = ${schema} and not t.tgisinternal
+        union all select format('function %s %s', p.proname, md5(p.prosrc))
+          from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${schema}
+        union all select format('migration %s', name) from kysely_migration`.execute(database.db);
+      return rows.map((r) => r.line.replaceAll(schema, '<schema>')).sort();
+    } finally {
+      await database.close();
+    }
+  }
+
+  it('builds the schema the migrations build', async () => {
+    const url = process.env.TEST_DATABASE_URL!;
+    const migrated = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+    const templated = `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+    await adminQuery(url, `create schema ${migrated}`);
+    await createMigratedSchema(url, templated);
+    try {
+      const database = connectDatabase({ databaseUrl: url, pgSchema: migrated });
+      await migrateToLatest(database);
+      await database.close();
+      const expected = await shape(url, migrated);
+      expect(expected.filter((l) => l.startsWith('index ')).length).toBeGreaterThan(50);
+      expect(await shape(url, templated)).toEqual(expected);
+    } finally {
+      await adminQuery(url, `drop schema if exists ${migrated} cascade; drop schema if exists ${templated} cascade`);
+    }
+  });
 });
