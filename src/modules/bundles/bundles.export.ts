@@ -37,7 +37,7 @@ export interface ExportSummary {
 
 /** The rows of one table of the site, in bundle form, page by page (parents before children where the table nests). */
 async function* rowsOf(db: Db, spec: TableSpec, siteId: string): AsyncGenerator<Record<string, unknown>> {
-  const dialect = dialectOf(db).name;
+  const dialect = dialectOf(db);
   const siteColumn = spec.siteColumn ?? 'site_id';
   if (spec.parent) {
     // Trees (categories, media folders) are small: read whole, written parents first.

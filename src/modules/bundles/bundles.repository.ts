@@ -83,9 +83,30 @@ export async function updateRow(db: Executor, table: string, siteColumn: string,
   await sql`update ${sql.table(table)} set ${sql.join(set)} where ${whereOf(siteColumn, siteId, where)}`.execute(db);
 }
 
-/** What earlier imports of `sourceSiteId`'s bundles made of its records in `siteId`. */
-export async function idMapOf(db: Executor, siteId: string, sourceSiteId: string): Promise<BundleIdMapTable[]> {
-  return db.selectFrom('bundle_id_map').selectAll().where('site_id', '=', siteId).where('source_site_id', '=', sourceSiteId).execute();
+/** What earlier imports of `sourceSiteId`'s bundles (or this one, so far) made of its record `sourceId` of `table` in `siteId`. */
+export async function targetOf(db: Executor, siteId: string, sourceSiteId: string, table: string, sourceId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('bundle_id_map')
+    .select('target_id')
+    .where('site_id', '=', siteId)
+    .where('source_site_id', '=', sourceSiteId)
+    .where('table_name', '=', table)
+    .where('source_id', '=', sourceId)
+    .executeTakeFirst();
+  return row?.target_id;
+}
+
+/** The same for a UUID of any of `tables` (spelled any of `sourceIds`). */
+export async function targetOfUuid(db: Executor, siteId: string, sourceSiteId: string, tables: string[], sourceIds: string[]): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('bundle_id_map')
+    .select('target_id')
+    .where('site_id', '=', siteId)
+    .where('source_site_id', '=', sourceSiteId)
+    .where('table_name', 'in', tables)
+    .where('source_id', 'in', sourceIds)
+    .executeTakeFirst();
+  return row?.target_id;
 }
 
 export async function saveIdMap(db: Executor, rows: BundleIdMapTable[]): Promise<void> {
