@@ -13,6 +13,7 @@ import type { Db } from '../../db/types.js';
 import type { FileStorage } from '../../shared/storage.js';
 import { getSite } from '../sites/sites.service.js';
 import { originalKey, variantKey } from '../media/media.service.js';
+import { fileKey as formFileKey, fileRefsOf } from '../forms/forms.files.js';
 import { TarWriter } from './bundle-archive.js';
 import { toBundleRow } from './bundle-rows.js';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, BUNDLE_TABLES, type TableSpec, groupName } from './bundle-tables.js';
@@ -167,6 +168,26 @@ export async function exportSite(
         }
         progress({ group: 'files', done: fileCount });
       }
+      if (rows.length < PAGE) break;
+      afterId = rows.at(-1)!.id;
+    }
+    // Files sent with form submissions (decisions BX11), as `files/forms/<form id>/<file id>`.
+    const specOfSubmissions = specs.find((s) => s.table === 'form_submissions');
+    for (let afterId: unknown; specOfSubmissions; ) {
+      const rows = await pageOfRows(deps.db, 'form_submissions', 'site_id', siteId, ['id'], { afterId, limit: PAGE });
+      for (const row of rows) {
+        for (const ref of fileRefsOf(row.data)) {
+          const found = await deps.storage.read(formFileKey(siteId, Number(row.form_id), ref.fileId));
+          if (!found) continue; // a file deleted with its submission's files, or never committed
+          const name = `files/forms/${Number(row.form_id)}/${ref.fileId}`;
+          const sum = await tar.add(name, found.bytes, found.stream);
+          const line = `${sum}  ${found.bytes}  ${name}\n`;
+          listBytes += Buffer.byteLength(line);
+          if (!list.write(line)) await once(list, 'drain');
+          fileCount++;
+        }
+      }
+      progress({ group: 'files', done: fileCount });
       if (rows.length < PAGE) break;
       afterId = rows.at(-1)!.id;
     }

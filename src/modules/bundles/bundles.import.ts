@@ -5,15 +5,26 @@ import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
+import { emitEvent } from '../../jobs/outbox.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { mediaPrefix, type FileStorage } from '../../shared/storage.js';
 import { createSite, getSite } from '../sites/sites.service.js';
 import { generateSecret } from '../webhooks/webhooks.delivery.js';
+import { fileKey as formFileKey } from '../forms/forms.files.js';
 import { BundleError, ndjson, readAll, readTar, type TarEntry } from './bundle-archive.js';
 import type { BundleManifest, Progress } from './bundle-manifest.js';
 import { IdMap } from './bundle-id-map.js';
 import { columnsOf, stableJson, toBundleRow, toDbValue } from './bundle-rows.js';
-import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, BUNDLE_TABLES, type BundleRow, DATA_SOURCE_IDS, groupName, type NaturalKey, type TableSpec } from './bundle-tables.js';
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_FORMAT_VERSION,
+  BUNDLE_TABLES,
+  type BundleRow,
+  DATA_SOURCE_IDS,
+  groupName,
+  type NaturalKey,
+  type TableSpec,
+} from './bundle-tables.js';
 import { deleteSite, findRow, insertRow, updateRow } from './bundles.repository.js';
 
 export interface ImportDeps {
@@ -58,6 +69,8 @@ function openArchive(file: string): Readable {
 interface StagedFile {
   bytes: number;
   tempKey?: string;
+  /** Where it goes on the target (planFiles, inside the import's transaction); null when its record is not there. */
+  target?: { key: string; status: keyof GroupCounts | null } | null;
 }
 
 interface Verified {
@@ -372,27 +385,66 @@ async function applyRows(run: ImportRun, file: string, manifest: BundleManifest,
   await entries.return(undefined);
 }
 
-/** The key a staged file goes to: the media record it belongs to, on the target. */
-async function fileKey(run: ImportRun, name: string): Promise<{ key: string; status: keyof GroupCounts } | null> {
+const FORM_FILE = /^files\/forms\/(\d+)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/**
+ * The key a staged file goes to, and what happened to it: a media file goes with its media
+ * record (created or updated with it); a form submission's file (`files/forms/<form>/<file id>`,
+ * decisions BX11) under the target's form, keeping its file id (the submission's data names it).
+ * Null for a file whose record is not on the target.
+ */
+async function fileKey(run: ImportRun, name: string): Promise<{ key: string; status: keyof GroupCounts | null } | null> {
+  const form = FORM_FILE.exec(name);
+  if (form) {
+    const target = await run.ids.get('forms', form[1]!);
+    return target === undefined ? null : { key: formFileKey(run.siteId, Number(target), form[2]!), status: null };
+  }
   const [, sourceId, rest] = name.split('/');
   const target = await run.ids.get('media_files', sourceId!);
   if (target === undefined || !rest) return null;
   return { key: `${mediaPrefix(run.siteId, String(target))}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
 }
 
+/**
+ * One `site.imported` event for an import that changed something (decisions BX12), written in
+ * its transaction: subscribers learn that the site changed wholesale, without an event for each
+ * of the thousands of records it wrote.
+ */
+async function announceImport(tx: Executor, run: ImportRun, manifest: BundleManifest) {
+  const total = (what: keyof GroupCounts) => Object.values(run.groups).reduce((n, c) => n + c[what], 0);
+  const [created, updated, unchanged] = [total('created'), total('updated'), total('unchanged')];
+  if (!created && !updated) return;
+  await emitEvent(tx, run.siteId, 'site.imported', {
+    sourceSiteId: manifest.source.siteId,
+    bundleCreatedAt: manifest.createdAt,
+    formatVersion: manifest.formatVersion,
+    created,
+    updated,
+    unchanged,
+    groups: run.groups,
+  });
+}
+
+/** Each staged file's key on the target, looked up while the import's translations are readable (in its transaction). */
+async function planFiles(run: ImportRun, files: Map<string, StagedFile>) {
+  for (const [name, staged] of files) staged.target = await fileKey(run, name);
+}
+
 /** Files go to their keys once the rows are committed; a file of an unchanged record is written only if the target lacks it. */
 async function placeFiles(run: ImportRun, storage: FileStorage, files: Map<string, StagedFile>, dryRun: boolean, progress: (p: Progress) => void) {
   const counts = (run.groups.files = { created: 0, updated: 0, unchanged: 0 });
   let done = 0;
-  for (const [name, staged] of files) {
-    const target = await fileKey(run, name);
+  for (const staged of files.values()) {
+    const target = staged.target;
     let outcome: keyof GroupCounts | null = null;
     if (target) {
       outcome = target.status;
-      if (outcome === 'unchanged') {
+      if (outcome === 'unchanged' || outcome === null) {
         const present = await storage.read(target.key, { start: 0, end: 0 });
         if (present) present.stream.destroy();
-        if (!present || present.bytes !== staged.bytes) outcome = 'updated';
+        // A submission's file has no record of its own: created when the target lacks it.
+        if (outcome === null) outcome = !present ? 'created' : present.bytes !== staged.bytes ? 'updated' : 'unchanged';
+        else if (!present || present.bytes !== staged.bytes) outcome = 'updated';
       }
       if (!dryRun && staged.tempKey && outcome !== 'unchanged') {
         await storage.promote(staged.tempKey, target.key);
@@ -432,7 +484,9 @@ export async function importBundle(deps: ImportDeps, file: string, options: Impo
       await deps.db.transaction().execute(async (tx) => {
         run = new ImportRun(tx, target, manifest, deps);
         await applyRows(run, file, manifest, progress);
+        await planFiles(run, files);
         if (dryRun) throw new DryRunDone();
+        await announceImport(tx, run, manifest);
       });
     } catch (err) {
       if (!(err instanceof DryRunDone)) throw err;
@@ -447,6 +501,7 @@ export async function importBundle(deps: ImportDeps, file: string, options: Impo
     if (madeSite && siteId) {
       await deleteSite(deps.db, siteId).catch(() => {});
       await deps.storage.deletePrefix(`media/${siteId}/`).catch(() => {});
+      await deps.storage.deletePrefix(`private/forms/${siteId}/`).catch(() => {});
     }
     throw err;
   }

@@ -25,6 +25,8 @@ export interface SiteExportsTable {
   created_at: Timestamp;
   finished_at: Timestamp | null;
   expires_at: Timestamp | null;
+  /** Written every few seconds while the export runs (migration 0037). */
+  heartbeat_at?: Timestamp | null;
 }
 
 declare module '../../db/types.js' {
@@ -130,6 +132,21 @@ export async function findExport(db: Executor, siteId: string, id: string): Prom
 
 export async function updateExport(db: Executor, siteId: string, id: string, patch: Partial<SiteExportsTable>): Promise<void> {
   await db.updateTable('site_exports').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
+}
+
+/**
+ * Marks `running` exports whose heartbeat is older than `staleBefore` (or missing) as failed with
+ * `error`; answers how many. `onlyId` limits it to one export.
+ */
+export async function failStaleExports(db: Executor, staleBefore: string, error: string, at: string, onlyId?: string): Promise<number> {
+  let q = db
+    .updateTable('site_exports')
+    .set({ status: 'failed', error, finished_at: at })
+    .where('status', '=', 'running')
+    .where((eb) => eb.or([eb('heartbeat_at', 'is', null), eb('heartbeat_at', '<', staleBefore)]));
+  if (onlyId) q = q.where('id', '=', onlyId);
+  const result = await q.executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Removes a site an import made, when the import fails or was a dry run (its rows go with it). */
