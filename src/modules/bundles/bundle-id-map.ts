@@ -17,12 +17,16 @@ const MISSING = Symbol('missing');
  * Which target record each source record became (decisions BX4), kept in the database, not in
  * memory: what this import makes is written to `bundle_id_map` in batches inside the import's
  * transaction (a dry run's are rolled back with it), and a lookup reads the table through a
- * least-recently-used cache of CACHE_SIZE entries. So an import's memory does not grow with the
+ * cache of at most 2 × CACHE_SIZE recently used entries. So an import's memory does not grow with the
  * size of the site (issue 35: RSS flat), and a second import of a bundle starts without loading
  * every translation of the first (decisions BX10).
  */
 export class IdMap {
-  private readonly cache = new Map<string, unknown>();
+  // Two generations (each at most CACHE_SIZE): a hit in the old one moves to the young one; when
+  // the young one is full it becomes the old one. O(1) a lookup, unlike a Map kept in LRU order
+  // (deleting its oldest entries leaves holes its iterator walks over again and again).
+  private young = new Map<string, unknown>();
+  private old = new Map<string, unknown>();
   private pending = new Map<string, BundleIdMapTable>();
 
   constructor(
@@ -32,18 +36,19 @@ export class IdMap {
   ) {}
 
   private remembered(key: string): unknown {
-    const value = this.cache.get(key);
-    if (value === undefined) return undefined;
-    // Map keeps insertion order: moved to the end, the oldest entry is first.
-    this.cache.delete(key);
-    this.cache.set(key, value);
-    return value;
+    const value = this.young.get(key);
+    if (value !== undefined) return value;
+    const aged = this.old.get(key);
+    if (aged !== undefined) this.keep(key, aged);
+    return aged;
   }
 
   private keep(key: string, value: unknown) {
-    this.cache.delete(key);
-    this.cache.set(key, value);
-    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    if (this.young.size >= CACHE_SIZE && !this.young.has(key)) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
   }
 
   private typed(table: string, target: string): unknown {

@@ -46,6 +46,8 @@ export interface TableSpec {
   derive?: (row: BundleRow) => void;
   /** The table's key column for the site (`id` for `sites` itself). */
   siteColumn?: 'id' | 'site_id';
+  /** Columns (never null, unique together within a site) an id-less table is read in pages by, keyset instead of offset. */
+  keyOrder?: string[];
   /** Only exported with --with-submissions. */
   optional?: 'submissions';
 }
@@ -173,6 +175,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents' },
     required: ['content_id'],
     natural: [{ columns: ['content_id'] }],
+    keyOrder: ['content_id'],
   },
   {
     table: 'content_categories',
@@ -180,6 +183,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents', category_id: 'categories' },
     required: ['content_id', 'category_id'],
     natural: [{ columns: ['content_id', 'category_id'] }],
+    keyOrder: ['content_id', 'category_id'],
   },
   {
     table: 'content_tags',
@@ -187,6 +191,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents', tag_id: 'tags' },
     required: ['content_id', 'tag_id'],
     natural: [{ columns: ['content_id', 'tag_id'] }],
+    keyOrder: ['content_id', 'tag_id'],
   },
   {
     table: 'content_revisions',

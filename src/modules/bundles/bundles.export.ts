@@ -71,6 +71,16 @@ async function* rowsOf(db: Db, spec: TableSpec, siteId: string): AsyncGenerator<
       afterId = rows.at(-1)!.id;
     }
   }
+  if (spec.keyOrder) {
+    // Keyset pages: an offset would read every earlier row again for each page (quadratic).
+    const keys = spec.keyOrder;
+    for (let after: unknown[] | undefined; ; ) {
+      const rows = await pageOfRows(db, spec.table, siteColumn, siteId, keys, { after, limit: PAGE });
+      for (const r of rows) yield toBundleRow(spec, r, dialect);
+      if (rows.length < PAGE) return;
+      after = keys.map((k) => rows.at(-1)![k]);
+    }
+  }
   const order = spec.natural?.[0]?.columns.length ? spec.natural[0].columns : [siteColumn];
   for (let offset = 0; ; offset += PAGE) {
     const rows = await pageOfRows(db, spec.table, siteColumn, siteId, order, { offset, limit: PAGE });

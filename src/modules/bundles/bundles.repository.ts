@@ -46,8 +46,8 @@ function whereOf(siteColumn: string, siteId: string, where: Where): RawBuilder<u
 }
 
 /**
- * One page of a site's rows of `table`, ordered by `orderBy` (unique together): after the last
- * row of the previous page when the order is one id column (keyset), else by offset.
+ * One page of a site's rows of `table`, ordered by `orderBy` (unique together): after the row
+ * whose `orderBy` values are `after` (keyset; the columns must not be null), else by offset.
  */
 export async function pageOfRows(
   db: Executor,
@@ -55,9 +55,10 @@ export async function pageOfRows(
   siteColumn: string,
   siteId: string,
   orderBy: string[],
-  page: { afterId?: unknown; offset?: number; limit: number },
+  page: { afterId?: unknown; after?: unknown[]; offset?: number; limit: number },
 ): Promise<Row[]> {
-  const after = page.afterId === undefined ? sql`` : sql`and ${sql.ref(orderBy[0]!)} > ${page.afterId}`;
+  const afterValues = page.after ?? (page.afterId === undefined ? undefined : [page.afterId]);
+  const after = afterValues ? sql`and (${sql.join(orderBy.map((c) => sql.ref(c)))}) > (${sql.join(afterValues.map((v) => sql`${v}`))})` : sql``;
   const offset = page.offset ? sql`offset ${page.offset}` : sql``;
   const order = sql.join(orderBy.map((c) => sql.ref(c)));
   const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${sql.ref(siteColumn)} = ${siteId} ${after}
