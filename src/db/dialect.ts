@@ -41,6 +41,12 @@ export interface SqlDialect {
   jsonArrayFrom(subquery: Parameters<typeof sqliteJsonArrayFrom>[0]): RawBuilder<unknown>;
   /** The larger of two values: SQLite's two-argument `max`, PostgreSQL's `greatest`. */
   greatest(a: RawBuilder<unknown> | ReturnType<typeof sql.ref>, b: RawBuilder<unknown>): RawBuilder<number>;
+  /** A JSON column's value as read (`select *`): parsed text on SQLite, already a value on PostgreSQL (jsonb). */
+  readJson(stored: unknown): unknown;
+  /** A boolean column's value as read: 0/1 on SQLite, true/false on PostgreSQL. */
+  readBool(stored: unknown): boolean;
+  /** A JSON value as both databases take it in a plain (untyped) statement: JSON text (jsonb casts it). */
+  writeJson(value: unknown): string;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally. */
@@ -66,6 +72,9 @@ const SQLITE: SqlDialect = {
   fullText: 'fts5',
   jsonArrayFrom: sqliteJsonArrayFrom,
   greatest: (a, b) => sql<number>`max(${a}, ${b})`,
+  readJson: (stored) => (typeof stored === 'string' ? JSON.parse(stored) : stored),
+  readBool: (stored) => Boolean(stored),
+  writeJson: (value) => JSON.stringify(value),
 };
 
 const POSTGRES: SqlDialect = {
@@ -77,6 +86,9 @@ const POSTGRES: SqlDialect = {
   fullText: 'tsvector',
   jsonArrayFrom: pgJsonArrayFrom,
   greatest: (a, b) => sql<number>`greatest(${a}, ${b})`,
+  readJson: (stored) => stored,
+  readBool: (stored) => stored === true,
+  writeJson: (value) => JSON.stringify(value),
 };
 
 /** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */

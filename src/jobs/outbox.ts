@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'media.uploaded',
   'media.replaced',
   'media.deleted',
+  'site.imported',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

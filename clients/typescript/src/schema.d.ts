@@ -4627,6 +4627,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "site.imported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * site.imported
+         * @description A site bundle was imported into the site (`cairn sites import`) and changed something: one summary event per import, in its transaction; the records it wrote emit no events of their own (no content.published per imported post). A dry run, or an import that changed nothing, emits nothing.
+         */
+        post: operations["siteImportedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -7910,7 +7930,7 @@ export interface components {
             /** @description http(s) URL that resolves to public addresses */
             url: string;
             description?: string | null;
-            events: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
+            events: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "site.imported" | "*")[];
             /** @default true */
             isActive?: boolean;
         };
@@ -7927,7 +7947,7 @@ export interface components {
             /** @description http(s) URL that resolves to public addresses */
             url?: string;
             description?: string | null;
-            events?: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "*")[];
+            events?: ("content.published" | "content.archived" | "site_block.published" | "site_block.unpublished" | "form.submitted" | "media.uploaded" | "media.replaced" | "media.deleted" | "site.imported" | "*")[];
             /** @description `true` re-enables a disabled webhook and resets its failure counter */
             isActive?: boolean;
         };
@@ -26578,6 +26598,69 @@ export interface operations {
                         filename: string;
                         mimeType: string;
                         size: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within the timeout) is retried; 410 disables the webhook. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    siteImportedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id, the same at every attempt: use it to drop duplicates */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed by the base64-decoded secret after `whsec_` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "site.imported";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (ISO 8601 UTC)
+                     */
+                    timestamp: string;
+                    data: {
+                        /**
+                         * Format: uuid
+                         * @description The site the bundle was exported from
+                         */
+                        sourceSiteId: string;
+                        /** @description When the bundle was made (ISO 8601) */
+                        bundleCreatedAt: string;
+                        formatVersion: number;
+                        /** @description Records created, all groups together */
+                        created: number;
+                        /** @description Records updated, all groups together */
+                        updated: number;
+                        /** @description Records left as they were */
+                        unchanged: number;
+                        /** @description Per group (table) of records: created, updated, unchanged */
+                        groups: {
+                            [key: string]: {
+                                created: number;
+                                updated: number;
+                                unchanged: number;
+                            };
+                        };
                     } & {
                         [key: string]: unknown;
                     };

@@ -1,29 +1,29 @@
 import { createHash } from 'node:crypto';
-import type { DialectName } from '../../db/dialect.js';
+import type { SqlDialect } from '../../db/dialect.js';
 import type { BundleRow, ColumnKind, TableSpec } from './bundle-tables.js';
 
 /**
  * A row as a bundle carries it, the same from either database: booleans as true/false, JSON
  * columns as JSON values, timestamps as the ISO strings both databases answer.
  */
-export function toBundleRow(spec: TableSpec, row: Record<string, unknown>, dialect: DialectName): BundleRow {
+export function toBundleRow(spec: TableSpec, row: Record<string, unknown>, dialect: SqlDialect): BundleRow {
   const out: BundleRow = {};
   if (spec.id) out.id = row.id;
   for (const [column, kind] of columnsOf(spec, true)) out[column] = fromDb(row[column], kind, dialect);
   return out;
 }
 
-/** The bundle's value of a column as the database takes it. */
-export function toDbValue(value: unknown, kind: ColumnKind): unknown {
+/** The bundle's value of a column as the database takes it (how each database stores it: src/db/dialect.ts). */
+export function toDbValue(value: unknown, kind: ColumnKind, dialect: SqlDialect): unknown {
   if (value === null || value === undefined) return null;
-  if (kind === 'json') return JSON.stringify(value);
+  if (kind === 'json') return dialect.writeJson(value);
   return value;
 }
 
-function fromDb(value: unknown, kind: ColumnKind, dialect: DialectName): unknown {
+function fromDb(value: unknown, kind: ColumnKind, dialect: SqlDialect): unknown {
   if (value === null || value === undefined) return null;
-  if (kind === 'bool') return Boolean(value);
-  if (kind === 'json') return dialect === 'sqlite' && typeof value === 'string' ? JSON.parse(value) : value;
+  if (kind === 'bool') return dialect.readBool(value);
+  if (kind === 'json') return dialect.readJson(value);
   if (typeof value === 'bigint') return Number(value);
   return value;
 }

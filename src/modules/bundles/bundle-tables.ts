@@ -32,6 +32,8 @@ export interface TableSpec {
   refs?: Record<string, string>;
   /** Ids held in a JSON column: column -> top-level key -> the table its ids (one or a list) belong to. */
   jsonRefs?: Record<string, Record<string, string>>;
+  /** JSON columns holding field schemas: the ids in their dataSource fields' filters are translated (DATA_SOURCE_IDS). */
+  dataSources?: string[];
   /** References without which the row means nothing: a row whose target is not in the bundle is dropped. */
   required?: string[];
   /** Rows of the target that a bundle row is, when no earlier import of the bundle said so (slug per locale, ...). None on a table without id: the site's one row. */
@@ -44,6 +46,8 @@ export interface TableSpec {
   derive?: (row: BundleRow) => void;
   /** The table's key column for the site (`id` for `sites` itself). */
   siteColumn?: 'id' | 'site_id';
+  /** Columns (never null, unique together within a site) an id-less table is read in pages by, keyset instead of offset. */
+  keyOrder?: string[];
   /** Only exported with --with-submissions. */
   optional?: 'submissions';
 }
@@ -171,6 +175,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents' },
     required: ['content_id'],
     natural: [{ columns: ['content_id'] }],
+    keyOrder: ['content_id'],
   },
   {
     table: 'content_categories',
@@ -178,6 +183,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents', category_id: 'categories' },
     required: ['content_id', 'category_id'],
     natural: [{ columns: ['content_id', 'category_id'] }],
+    keyOrder: ['content_id', 'category_id'],
   },
   {
     table: 'content_tags',
@@ -185,6 +191,7 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { content_id: 'contents', tag_id: 'tags' },
     required: ['content_id', 'tag_id'],
     natural: [{ columns: ['content_id', 'tag_id'] }],
+    keyOrder: ['content_id', 'tag_id'],
   },
   {
     table: 'content_revisions',
@@ -194,19 +201,6 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     // A restore brings the snapshot's categories and tags back: they must be the target's.
     jsonRefs: { snapshot: { categoryIds: 'categories', tagIds: 'tags' } },
     required: ['content_id'],
-  },
-  {
-    table: 'site_blocks',
-    id: 'serial',
-    columns: cols(`name slug type status path locale translation_group schema:j data:j published_snapshot:j has_unpublished_changes:b published_at ${stamps}`),
-    natural: bySlug,
-  },
-  {
-    table: 'site_block_revisions',
-    id: 'serial',
-    columns: cols('site_block_id author_id action changes:j snapshot:j created_at'),
-    refs: { site_block_id: 'site_blocks', author_id: 'users' },
-    required: ['site_block_id'],
   },
   {
     table: 'forms',
@@ -224,6 +218,20 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     refs: { form_id: 'forms' },
     required: ['form_id'],
     optional: 'submissions',
+  },
+  {
+    table: 'site_blocks',
+    id: 'serial',
+    columns: cols(`name slug type status path locale translation_group schema:j data:j published_snapshot:j has_unpublished_changes:b published_at ${stamps}`),
+    dataSources: ['schema', 'published_snapshot'],
+    natural: bySlug,
+  },
+  {
+    table: 'site_block_revisions',
+    id: 'serial',
+    columns: cols('site_block_id author_id action changes:j snapshot:j created_at'),
+    refs: { site_block_id: 'site_blocks', author_id: 'users' },
+    required: ['site_block_id'],
   },
   {
     table: 'media_references',
@@ -260,6 +268,21 @@ export const BUNDLE_TABLES: readonly TableSpec[] = [
     onInsert: 'webhook-secret',
   },
 ];
+
+/**
+ * The filters of a dataSource field (decisions B2/B5) that hold ids, per source: filter -> the
+ * table its ids (one or a list) belong to. A field's `source` group is written before
+ * site_blocks (forms too), so the ids are known when a block is imported; a `siteBlocks` filter
+ * naming a block written later in the same import keeps no id (decisions BX9).
+ */
+export const DATA_SOURCE_IDS: Record<string, Record<string, string>> = {
+  contents: { categoryIds: 'categories', tagIds: 'tags', ids: 'contents', excludeIds: 'contents' },
+  categories: { parentId: 'categories', ids: 'categories', excludeIds: 'categories' },
+  tags: { ids: 'tags', excludeIds: 'tags' },
+  variables: { ids: 'variables', excludeIds: 'variables' },
+  forms: { ids: 'forms', excludeIds: 'forms' },
+  siteBlocks: { ids: 'site_blocks', excludeIds: 'site_blocks' },
+};
 
 /** Tables a bundle leaves out, and why (the completeness test reads this). */
 export const NOT_BUNDLED: Record<string, string> = {

@@ -13,6 +13,7 @@ import type { Db } from '../../db/types.js';
 import type { FileStorage } from '../../shared/storage.js';
 import { getSite } from '../sites/sites.service.js';
 import { originalKey, variantKey } from '../media/media.service.js';
+import { fileKey as formFileKey, fileRefsOf } from '../forms/forms.files.js';
 import { TarWriter } from './bundle-archive.js';
 import { toBundleRow } from './bundle-rows.js';
 import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, BUNDLE_TABLES, type TableSpec, groupName } from './bundle-tables.js';
@@ -37,7 +38,7 @@ export interface ExportSummary {
 
 /** The rows of one table of the site, in bundle form, page by page (parents before children where the table nests). */
 async function* rowsOf(db: Db, spec: TableSpec, siteId: string): AsyncGenerator<Record<string, unknown>> {
-  const dialect = dialectOf(db).name;
+  const dialect = dialectOf(db);
   const siteColumn = spec.siteColumn ?? 'site_id';
   if (spec.parent) {
     // Trees (categories, media folders) are small: read whole, written parents first.
@@ -68,6 +69,16 @@ async function* rowsOf(db: Db, spec: TableSpec, siteId: string): AsyncGenerator<
       for (const r of rows) yield toBundleRow(spec, r, dialect);
       if (rows.length < PAGE) return;
       afterId = rows.at(-1)!.id;
+    }
+  }
+  if (spec.keyOrder) {
+    // Keyset pages: an offset would read every earlier row again for each page (quadratic).
+    const keys = spec.keyOrder;
+    for (let after: unknown[] | undefined; ; ) {
+      const rows = await pageOfRows(db, spec.table, siteColumn, siteId, keys, { after, limit: PAGE });
+      for (const r of rows) yield toBundleRow(spec, r, dialect);
+      if (rows.length < PAGE) return;
+      after = keys.map((k) => rows.at(-1)![k]);
     }
   }
   const order = spec.natural?.[0]?.columns.length ? spec.natural[0].columns : [siteColumn];
@@ -167,6 +178,26 @@ export async function exportSite(
         }
         progress({ group: 'files', done: fileCount });
       }
+      if (rows.length < PAGE) break;
+      afterId = rows.at(-1)!.id;
+    }
+    // Files sent with form submissions (decisions BX11), as `files/forms/<form id>/<file id>`.
+    const specOfSubmissions = specs.find((s) => s.table === 'form_submissions');
+    for (let afterId: unknown; specOfSubmissions; ) {
+      const rows = await pageOfRows(deps.db, 'form_submissions', 'site_id', siteId, ['id'], { afterId, limit: PAGE });
+      for (const row of rows) {
+        for (const ref of fileRefsOf(row.data)) {
+          const found = await deps.storage.read(formFileKey(siteId, Number(row.form_id), ref.fileId));
+          if (!found) continue; // a file deleted with its submission's files, or never committed
+          const name = `files/forms/${Number(row.form_id)}/${ref.fileId}`;
+          const sum = await tar.add(name, found.bytes, found.stream);
+          const line = `${sum}  ${found.bytes}  ${name}\n`;
+          listBytes += Buffer.byteLength(line);
+          if (!list.write(line)) await once(list, 'drain');
+          fileCount++;
+        }
+      }
+      progress({ group: 'files', done: fileCount });
       if (rows.length < PAGE) break;
       afterId = rows.at(-1)!.id;
     }

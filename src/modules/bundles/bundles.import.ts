@@ -5,15 +5,27 @@ import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
+import { emitEvent } from '../../jobs/outbox.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { mediaPrefix, type FileStorage } from '../../shared/storage.js';
 import { createSite, getSite } from '../sites/sites.service.js';
 import { generateSecret } from '../webhooks/webhooks.delivery.js';
+import { fileKey as formFileKey } from '../forms/forms.files.js';
 import { BundleError, ndjson, readAll, readTar, type TarEntry } from './bundle-archive.js';
 import type { BundleManifest, Progress } from './bundle-manifest.js';
+import { IdMap } from './bundle-id-map.js';
 import { columnsOf, stableJson, toBundleRow, toDbValue } from './bundle-rows.js';
-import { BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, BUNDLE_TABLES, type BundleRow, groupName, type NaturalKey, type TableSpec } from './bundle-tables.js';
-import { type BundleIdMapTable, deleteSite, findRow, idMapOf, insertRow, saveIdMap, updateRow } from './bundles.repository.js';
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_FORMAT_VERSION,
+  BUNDLE_TABLES,
+  type BundleRow,
+  DATA_SOURCE_IDS,
+  groupName,
+  type NaturalKey,
+  type TableSpec,
+} from './bundle-tables.js';
+import { deleteSite, findRow, insertRow, updateRow } from './bundles.repository.js';
 
 export interface ImportDeps {
   db: Db;
@@ -57,6 +69,8 @@ function openArchive(file: string): Readable {
 interface StagedFile {
   bytes: number;
   tempKey?: string;
+  /** Where it goes on the target (planFiles, inside the import's transaction); null when its record is not there. */
+  target?: { key: string; status: keyof GroupCounts | null } | null;
 }
 
 interface Verified {
@@ -168,18 +182,17 @@ const asReadable = (source: AsyncIterable<Buffer>): Readable => Readable.from(so
 class DryRunDone extends Error {}
 
 /**
- * What an import knows while it runs: which target record each source record became (loaded
- * from earlier imports, grown as rows are written), and the counts per group.
+ * What an import knows while it runs: which target record each source record became (IdMap:
+ * in the database, read through a bounded cache), and the counts per group.
  */
 class ImportRun {
-  readonly maps = new Map<string, Map<string, unknown>>();
-  /** Source UUIDs (the site, users, roles, media, folders, sitemap entries) -> the target's: every text is rewritten through it. */
-  readonly uuids = new Map<string, string>();
+  readonly ids: IdMap;
   readonly groups: Record<string, GroupCounts> = {};
+  /** Media records this import made or changed (source id -> created/updated): their files are written. */
   readonly mediaStatus = new Map<string, keyof GroupCounts>();
-  private pending: BundleIdMapTable[] = [];
   private readonly dialect;
   private readonly sameSite: boolean;
+  private readonly sourceSite: string;
 
   constructor(
     private readonly tx: Executor,
@@ -187,65 +200,91 @@ class ImportRun {
     private readonly manifest: BundleManifest,
     private readonly deps: ImportDeps,
   ) {
-    this.dialect = dialectOf(tx).name;
+    this.dialect = dialectOf(tx);
     this.sameSite = manifest.source.siteId === siteId;
-    this.uuids.set(manifest.source.siteId.toLowerCase(), siteId);
+    this.sourceSite = manifest.source.siteId.toLowerCase();
+    this.ids = new IdMap(tx, siteId, manifest.source.siteId);
   }
 
-  async load() {
-    for (const m of await idMapOf(this.tx, this.siteId, this.manifest.source.siteId)) this.remember(m.table_name, m.source_id, m.target_id, false);
-  }
-
-  private mapOf(table: string) {
-    let m = this.maps.get(table);
-    if (!m) this.maps.set(table, (m = new Map()));
-    return m;
-  }
-
-  private remember(table: string, sourceId: string, targetId: unknown, persist = true) {
-    const spec = BUNDLE_TABLES.find((s) => s.table === table);
-    const value = spec?.id === 'serial' ? Number(targetId) : targetId;
-    if (this.mapOf(table).get(sourceId) === value) return;
-    this.mapOf(table).set(sourceId, value);
-    if (spec?.id === 'uuid') this.uuids.set(sourceId.toLowerCase(), String(value));
-    if (persist)
-      this.pending.push({
-        site_id: this.siteId,
-        source_site_id: this.manifest.source.siteId,
-        table_name: table,
-        source_id: sourceId,
-        target_id: String(value),
-      });
-  }
-
-  async flush() {
-    const rows = this.pending;
-    this.pending = [];
-    for (let i = 0; i < rows.length; i += 200) await saveIdMap(this.tx, rows.slice(i, i + 200));
+  /** The target's UUID for a source UUID (the site, or a bundled UUID record), or the UUID itself. */
+  private async uuidOf(uuid: string): Promise<string> {
+    if (uuid.toLowerCase() === this.sourceSite) return this.siteId;
+    return (await this.ids.uuid(uuid)) ?? uuid;
   }
 
   /** A text with the source's ids and media base replaced by the target's. */
-  private rewrite(value: unknown): unknown {
+  private async rewrite(value: unknown): Promise<unknown> {
     if (typeof value === 'string') {
       let text = value;
       const from = this.manifest.source.mediaPublicUrl;
       if (from && from !== this.deps.mediaPublicUrl && text.includes(from)) text = text.split(`${from}/files/`).join(`${this.deps.mediaPublicUrl}/files/`);
-      return text.replace(UUID, (m) => this.uuids.get(m.toLowerCase()) ?? m);
+      const found = text.match(UUID);
+      if (!found) return text;
+      const targets = new Map<string, string>();
+      for (const uuid of found) if (!targets.has(uuid)) targets.set(uuid, await this.uuidOf(uuid));
+      return text.replace(UUID, (m) => targets.get(m) ?? m);
     }
-    if (Array.isArray(value)) return value.map((v) => this.rewrite(v));
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.rewrite(v)]));
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const v of value) out.push(await this.rewrite(v));
+      return out;
+    }
+    if (value && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = await this.rewrite(v);
+      return out;
+    }
     return value;
   }
 
+  /** Integer ids (one or a list) as the target's; ids of records not in the bundle are dropped (undefined for a single one). */
+  private async translated(ids: unknown, table: string): Promise<unknown> {
+    if (Array.isArray(ids)) {
+      const out: unknown[] = [];
+      for (const id of ids) {
+        const mapped = await this.ids.get(table, String(id));
+        if (mapped !== undefined) out.push(mapped);
+      }
+      return out;
+    }
+    return ids == null ? ids : await this.ids.get(table, String(ids));
+  }
+
   /** A JSON object's integer ids (a snapshot's `categoryIds`) as the target's; ids of records not in the bundle are dropped. */
-  private translateJsonIds(value: unknown, keys: Record<string, string>): unknown {
+  private async translateJsonIds(value: unknown, keys: Record<string, string>): Promise<unknown> {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
     const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-    for (const [key, table] of Object.entries(keys)) {
-      const ids = out[key];
-      const map = this.mapOf(table);
-      if (Array.isArray(ids)) out[key] = ids.map((id) => map.get(String(id))).filter((id) => id !== undefined);
-      else if (ids != null) out[key] = map.get(String(ids)) ?? null;
+    for (const [key, table] of Object.entries(keys)) if (out[key] != null) out[key] = (await this.translated(out[key], table)) ?? null;
+    return out;
+  }
+
+  /**
+   * The ids in the filters of every dataSource field of a JSON value (a field schema, or an
+   * object holding one: a published snapshot) as the target's (DATA_SOURCE_IDS): a contents
+   * list of category 3 lists the target's copy of category 3. Non-integer values (`parentId: 'null'`) stay.
+   */
+  private async translateDataSources(value: unknown): Promise<unknown> {
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const v of value) out.push(await this.translateDataSources(v));
+      return out;
+    }
+    if (!value || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = await this.translateDataSources(v);
+    const keys = out.type === 'dataSource' && typeof out.source === 'string' ? DATA_SOURCE_IDS[out.source] : undefined;
+    if (keys && out.filters && typeof out.filters === 'object' && !Array.isArray(out.filters)) {
+      const filters = { ...(out.filters as Record<string, unknown>) };
+      for (const [key, table] of Object.entries(keys)) {
+        const ids = filters[key];
+        if (Array.isArray(ids)) filters[key] = await this.translated(ids.filter(Number.isInteger), table);
+        else if (Number.isInteger(ids)) {
+          const mapped = await this.translated(ids, table);
+          if (mapped === undefined) delete filters[key];
+          else filters[key] = mapped;
+        }
+      }
+      out.filters = filters;
     }
     return out;
   }
@@ -263,24 +302,25 @@ class ImportRun {
     let existing: Record<string, unknown> | undefined;
     if (sourceId !== undefined) {
       // A site's own bundle (a backup restored in place) names its records by their own ids.
-      const known = this.mapOf(spec.table).get(sourceId) ?? (this.sameSite ? source.id : undefined);
+      const known = (await this.ids.get(spec.table, sourceId)) ?? (this.sameSite ? source.id : undefined);
       if (known !== undefined) existing = await findRow(this.tx, spec.table, siteColumn, this.siteId, { id: known });
     }
     // A new UUID record's id is chosen now, so that its own values (a media file's storage key) can name it.
     const newUuid = spec.id === 'uuid' && !existing ? randomUUID() : undefined;
-    if (newUuid) this.uuids.set(sourceId!.toLowerCase(), newUuid);
+    if (newUuid) this.ids.noteUuid(sourceId!, newUuid);
 
     const values: BundleRow = {};
     for (const [column] of columnsOf(spec)) {
       const target = spec.refs?.[column];
       const v = source[column];
       if (target && v != null) {
-        const mapped = this.mapOf(target).get(String(v));
+        const mapped = await this.ids.get(target, String(v));
         if (mapped === undefined && spec.required?.includes(column)) return; // what it belongs to is not in the bundle
         values[column] = mapped ?? null;
-      } else values[column] = this.rewrite(v ?? null);
+      } else values[column] = await this.rewrite(v ?? null);
     }
-    for (const [column, keys] of Object.entries(spec.jsonRefs ?? {})) values[column] = this.translateJsonIds(values[column], keys);
+    for (const [column, keys] of Object.entries(spec.jsonRefs ?? {})) values[column] = await this.translateJsonIds(values[column], keys);
+    for (const column of spec.dataSources ?? []) values[column] = await this.translateDataSources(values[column]);
     spec.derive?.(values);
 
     let where: Record<string, unknown> | undefined = existing ? { id: existing.id } : undefined;
@@ -299,13 +339,12 @@ class ImportRun {
       }
     }
     if (existing) {
-      if (sourceId !== undefined) this.remember(spec.table, sourceId, existing.id);
-      if (spec.table === 'media_files') this.mediaStatus.set(sourceId!, 'unchanged');
+      if (sourceId !== undefined) await this.ids.set(spec.table, sourceId, existing.id);
       const current = toBundleRow(spec, existing, this.dialect);
       const changed = Object.fromEntries(
         columnsOf(spec)
           .filter(([c]) => stableJson(current[c]) !== stableJson(values[c]))
-          .map(([c, kind]) => [c, toDbValue(values[c], kind)]),
+          .map(([c, kind]) => [c, toDbValue(values[c], kind, this.dialect)]),
       );
       if (!Object.keys(changed).length) return this.count(group, 'unchanged');
       await updateRow(this.tx, spec.table, siteColumn, this.siteId, where!, changed);
@@ -315,10 +354,10 @@ class ImportRun {
     if (spec.siteColumn === 'id') return; // the site itself is never made here
     const row: Record<string, unknown> = { site_id: this.siteId };
     if (newUuid) row.id = newUuid;
-    for (const [c, kind] of columnsOf(spec)) row[c] = toDbValue(values[c], kind);
+    for (const [c, kind] of columnsOf(spec)) row[c] = toDbValue(values[c], kind, this.dialect);
     if (spec.onInsert === 'webhook-secret') row.secret = this.deps.secrets.encrypt(generateSecret());
     const id = await insertRow(this.tx, spec.table, row, !!spec.id);
-    if (sourceId !== undefined) this.remember(spec.table, sourceId, spec.id === 'uuid' ? newUuid : id);
+    if (sourceId !== undefined) await this.ids.set(spec.table, sourceId, spec.id === 'uuid' ? newUuid : id);
     if (spec.table === 'media_files') this.mediaStatus.set(sourceId!, 'created');
     this.count(group, 'created');
   }
@@ -326,7 +365,6 @@ class ImportRun {
 
 /** The second pass: the bundle's rows, group by group, into the target inside `tx`. */
 async function applyRows(run: ImportRun, file: string, manifest: BundleManifest, progress: (p: Progress) => void) {
-  await run.load();
   const byFile = new Map(BUNDLE_TABLES.map((s) => [`data/${s.table}.ndjson`, s]));
   for (const spec of BUNDLE_TABLES) if (manifest.groups[groupName(spec.table)]) run.groups[groupName(spec.table)] = { created: 0, updated: 0, unchanged: 0 };
   const entries: AsyncGenerator<TarEntry> = readTar(openArchive(file));
@@ -339,38 +377,74 @@ async function applyRows(run: ImportRun, file: string, manifest: BundleManifest,
     let done = 0;
     for await (const row of ndjson(entry.body)) {
       await run.apply(spec, row);
-      if (++done % 500 === 0) {
-        await run.flush();
-        progress({ group, done, total });
-      }
+      if (++done % 500 === 0) progress({ group, done, total });
     }
-    await run.flush();
+    await run.ids.flush();
     progress({ group, done, total, finished: true });
   }
   await entries.return(undefined);
 }
 
-/** The key a staged file goes to: the media record it belongs to, on the target. */
-function fileKey(run: ImportRun, name: string): { key: string; status: keyof GroupCounts } | null {
+const FORM_FILE = /^files\/forms\/(\d+)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/**
+ * The key a staged file goes to, and what happened to it: a media file goes with its media
+ * record (created or updated with it); a form submission's file (`files/forms/<form>/<file id>`,
+ * decisions BX11) under the target's form, keeping its file id (the submission's data names it).
+ * Null for a file whose record is not on the target.
+ */
+async function fileKey(run: ImportRun, name: string): Promise<{ key: string; status: keyof GroupCounts | null } | null> {
+  const form = FORM_FILE.exec(name);
+  if (form) {
+    const target = await run.ids.get('forms', form[1]!);
+    return target === undefined ? null : { key: formFileKey(run.siteId, Number(target), form[2]!), status: null };
+  }
   const [, sourceId, rest] = name.split('/');
-  const target = run.maps.get('media_files')?.get(sourceId!);
+  const target = await run.ids.get('media_files', sourceId!);
   if (target === undefined || !rest) return null;
   return { key: `${mediaPrefix(run.siteId, String(target))}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
+}
+
+/**
+ * One `site.imported` event for an import that changed something (decisions BX12), written in
+ * its transaction: subscribers learn that the site changed wholesale, without an event for each
+ * of the thousands of records it wrote.
+ */
+async function announceImport(tx: Executor, run: ImportRun, manifest: BundleManifest) {
+  const total = (what: keyof GroupCounts) => Object.values(run.groups).reduce((n, c) => n + c[what], 0);
+  const [created, updated, unchanged] = [total('created'), total('updated'), total('unchanged')];
+  if (!created && !updated) return;
+  await emitEvent(tx, run.siteId, 'site.imported', {
+    sourceSiteId: manifest.source.siteId,
+    bundleCreatedAt: manifest.createdAt,
+    formatVersion: manifest.formatVersion,
+    created,
+    updated,
+    unchanged,
+    groups: run.groups,
+  });
+}
+
+/** Each staged file's key on the target, looked up while the import's translations are readable (in its transaction). */
+async function planFiles(run: ImportRun, files: Map<string, StagedFile>) {
+  for (const [name, staged] of files) staged.target = await fileKey(run, name);
 }
 
 /** Files go to their keys once the rows are committed; a file of an unchanged record is written only if the target lacks it. */
 async function placeFiles(run: ImportRun, storage: FileStorage, files: Map<string, StagedFile>, dryRun: boolean, progress: (p: Progress) => void) {
   const counts = (run.groups.files = { created: 0, updated: 0, unchanged: 0 });
   let done = 0;
-  for (const [name, staged] of files) {
-    const target = fileKey(run, name);
+  for (const staged of files.values()) {
+    const target = staged.target;
     let outcome: keyof GroupCounts | null = null;
     if (target) {
       outcome = target.status;
-      if (outcome === 'unchanged') {
+      if (outcome === 'unchanged' || outcome === null) {
         const present = await storage.read(target.key, { start: 0, end: 0 });
         if (present) present.stream.destroy();
-        if (!present || present.bytes !== staged.bytes) outcome = 'updated';
+        // A submission's file has no record of its own: created when the target lacks it.
+        if (outcome === null) outcome = !present ? 'created' : present.bytes !== staged.bytes ? 'updated' : 'unchanged';
+        else if (!present || present.bytes !== staged.bytes) outcome = 'updated';
       }
       if (!dryRun && staged.tempKey && outcome !== 'unchanged') {
         await storage.promote(staged.tempKey, target.key);
@@ -410,7 +484,9 @@ export async function importBundle(deps: ImportDeps, file: string, options: Impo
       await deps.db.transaction().execute(async (tx) => {
         run = new ImportRun(tx, target, manifest, deps);
         await applyRows(run, file, manifest, progress);
+        await planFiles(run, files);
         if (dryRun) throw new DryRunDone();
+        await announceImport(tx, run, manifest);
       });
     } catch (err) {
       if (!(err instanceof DryRunDone)) throw err;
@@ -425,6 +501,7 @@ export async function importBundle(deps: ImportDeps, file: string, options: Impo
     if (madeSite && siteId) {
       await deleteSite(deps.db, siteId).catch(() => {});
       await deps.storage.deletePrefix(`media/${siteId}/`).catch(() => {});
+      await deps.storage.deletePrefix(`private/forms/${siteId}/`).catch(() => {});
     }
     throw err;
   }

@@ -25,6 +25,8 @@ export interface SiteExportsTable {
   created_at: Timestamp;
   finished_at: Timestamp | null;
   expires_at: Timestamp | null;
+  /** Written every few seconds while the export runs (migration 0037). */
+  heartbeat_at?: Timestamp | null;
 }
 
 declare module '../../db/types.js' {
@@ -44,8 +46,8 @@ function whereOf(siteColumn: string, siteId: string, where: Where): RawBuilder<u
 }
 
 /**
- * One page of a site's rows of `table`, ordered by `orderBy` (unique together): after the last
- * row of the previous page when the order is one id column (keyset), else by offset.
+ * One page of a site's rows of `table`, ordered by `orderBy` (unique together): after the row
+ * whose `orderBy` values are `after` (keyset; the columns must not be null), else by offset.
  */
 export async function pageOfRows(
   db: Executor,
@@ -53,9 +55,10 @@ export async function pageOfRows(
   siteColumn: string,
   siteId: string,
   orderBy: string[],
-  page: { afterId?: unknown; offset?: number; limit: number },
+  page: { afterId?: unknown; after?: unknown[]; offset?: number; limit: number },
 ): Promise<Row[]> {
-  const after = page.afterId === undefined ? sql`` : sql`and ${sql.ref(orderBy[0]!)} > ${page.afterId}`;
+  const afterValues = page.after ?? (page.afterId === undefined ? undefined : [page.afterId]);
+  const after = afterValues ? sql`and (${sql.join(orderBy.map((c) => sql.ref(c)))}) > (${sql.join(afterValues.map((v) => sql`${v}`))})` : sql``;
   const offset = page.offset ? sql`offset ${page.offset}` : sql``;
   const order = sql.join(orderBy.map((c) => sql.ref(c)));
   const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${sql.ref(siteColumn)} = ${siteId} ${after}
@@ -83,9 +86,30 @@ export async function updateRow(db: Executor, table: string, siteColumn: string,
   await sql`update ${sql.table(table)} set ${sql.join(set)} where ${whereOf(siteColumn, siteId, where)}`.execute(db);
 }
 
-/** What earlier imports of `sourceSiteId`'s bundles made of its records in `siteId`. */
-export async function idMapOf(db: Executor, siteId: string, sourceSiteId: string): Promise<BundleIdMapTable[]> {
-  return db.selectFrom('bundle_id_map').selectAll().where('site_id', '=', siteId).where('source_site_id', '=', sourceSiteId).execute();
+/** What earlier imports of `sourceSiteId`'s bundles (or this one, so far) made of its record `sourceId` of `table` in `siteId`. */
+export async function targetOf(db: Executor, siteId: string, sourceSiteId: string, table: string, sourceId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('bundle_id_map')
+    .select('target_id')
+    .where('site_id', '=', siteId)
+    .where('source_site_id', '=', sourceSiteId)
+    .where('table_name', '=', table)
+    .where('source_id', '=', sourceId)
+    .executeTakeFirst();
+  return row?.target_id;
+}
+
+/** The same for a UUID of any of `tables` (spelled any of `sourceIds`). */
+export async function targetOfUuid(db: Executor, siteId: string, sourceSiteId: string, tables: string[], sourceIds: string[]): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('bundle_id_map')
+    .select('target_id')
+    .where('site_id', '=', siteId)
+    .where('source_site_id', '=', sourceSiteId)
+    .where('table_name', 'in', tables)
+    .where('source_id', 'in', sourceIds)
+    .executeTakeFirst();
+  return row?.target_id;
 }
 
 export async function saveIdMap(db: Executor, rows: BundleIdMapTable[]): Promise<void> {
@@ -109,6 +133,21 @@ export async function findExport(db: Executor, siteId: string, id: string): Prom
 
 export async function updateExport(db: Executor, siteId: string, id: string, patch: Partial<SiteExportsTable>): Promise<void> {
   await db.updateTable('site_exports').set(patch).where('site_id', '=', siteId).where('id', '=', id).execute();
+}
+
+/**
+ * Marks `running` exports whose heartbeat is older than `staleBefore` (or missing) as failed with
+ * `error`; answers how many. `onlyId` limits it to one export.
+ */
+export async function failStaleExports(db: Executor, staleBefore: string, error: string, at: string, onlyId?: string): Promise<number> {
+  let q = db
+    .updateTable('site_exports')
+    .set({ status: 'failed', error, finished_at: at })
+    .where('status', '=', 'running')
+    .where((eb) => eb.or([eb('heartbeat_at', 'is', null), eb('heartbeat_at', '<', staleBefore)]));
+  if (onlyId) q = q.where('id', '=', onlyId);
+  const result = await q.executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Removes a site an import made, when the import fails or was a dry run (its rows go with it). */

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Data, Nullable, named, ref, Timestamp, Uuid } from '../../shared/schemas.js';
 import type { AppModule } from '../types.js';
+import { BUNDLE_EVENTS } from './bundles.events.js';
 import * as service from './bundles.service.js';
 
 const tags = ['Site bundles'];
@@ -31,6 +32,7 @@ const ExportParams = Type.Object({ id: Uuid });
  */
 export const bundlesModule: AppModule = {
   name: 'bundles',
+  events: BUNDLE_EVENTS,
   routes(app, { db, storage, config }) {
     app.post(
       '/site/export',
@@ -82,9 +84,11 @@ export const bundlesModule: AppModule = {
   jobs(worker, { db, storage, config }) {
     worker.handle(service.EXPORT_JOB, (_ctx, job) => service.runExportJob({ db, storage, config }, job.siteId, String(job.payload.exportId)));
     // Bundles are large: an expired one's file goes within minutes, not at the next restart.
+    // Exports whose process died are failed at the worker's start and then as often.
     let nextPurgeAt = 0;
     worker.task('bundles.expired-exports', async () => {
       if (Date.now() < nextPurgeAt) return 0;
+      await service.failInterruptedExports(db);
       const purged = await service.purgeExpiredExports(db, storage);
       nextPurgeAt = purged ? 0 : Date.now() + PURGE_INTERVAL_MS;
       return 0;

@@ -16,6 +16,12 @@ import * as repo from './bundles.repository.js';
 export const DOWNLOAD_VALID_MS = 60 * 60 * 1000;
 export const EXPORT_JOB = 'site.export';
 
+/** A running export writes its heartbeat this often (decisions BX13)... */
+export const HEARTBEAT_MS = 10_000;
+/** ...and one without a heartbeat for this long has lost its process. */
+export const EXPORT_LEASE_MS = 60_000;
+export const INTERRUPTED = 'The export stopped while it was being written: the process writing it ended (a crash or a restart). Start a new export.';
+
 const exportKey = (siteId: string, id: string) => `private/exports/${siteId}/${id}`;
 
 export interface ExportJobView {
@@ -95,8 +101,18 @@ export async function runExportJob(
   exportId: string,
 ): Promise<void> {
   const row = await repo.findExport(deps.db, siteId, exportId);
-  if (!row || row.status === 'ready') return;
-  await repo.updateExport(deps.db, siteId, exportId, { status: 'running' });
+  if (!row || row.status === 'ready' || row.status === 'failed') return;
+  if (row.status === 'running') {
+    // The job ran before (the jobs module runs it again once its lock ran out): its process died
+    // when the heartbeat stopped; while the heartbeat goes on, another process is still writing it.
+    await repo.failStaleExports(deps.db, new Date(Date.now() - EXPORT_LEASE_MS).toISOString(), INTERRUPTED, now(), exportId);
+    return;
+  }
+  await repo.updateExport(deps.db, siteId, exportId, { status: 'running', heartbeat_at: now() });
+  const heartbeat = setInterval(() => {
+    repo.updateExport(deps.db, siteId, exportId, { heartbeat_at: now() }).catch(() => {});
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-export-'));
   try {
     const file = path.join(dir, 'bundle.tar.gz');
@@ -116,8 +132,17 @@ export async function runExportJob(
   } catch (err) {
     await repo.updateExport(deps.db, siteId, exportId, { status: 'failed', error: (err as Error).message.slice(0, 500), finished_at: now() });
   } finally {
+    clearInterval(heartbeat);
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Running exports whose heartbeat stopped a lease ago end `failed` with a clear message (their
+ * process died); the worker runs this at its start and then every few minutes. Answers how many.
+ */
+export async function failInterruptedExports(db: Db, at = new Date()): Promise<number> {
+  return repo.failStaleExports(db, new Date(at.getTime() - EXPORT_LEASE_MS).toISOString(), INTERRUPTED, at.toISOString());
 }
 
 /** Deletes the files of exports whose hour is over (the job row stays: its download answers 410); how many. */

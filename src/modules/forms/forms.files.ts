@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { parseJson } from '../../db/json.js';
 import type { FieldIssue } from '../../shared/field-schema/index.js';
 import { multipartParts } from '../../shared/multipart.js';
 import { type FileStorage, sniffType } from '../../shared/storage.js';
@@ -29,6 +30,13 @@ export interface UploadedFile {
 export type FileRef = Omit<UploadedFile, 'tempKey'>;
 
 export const fileKey = (siteId: string, formId: number, fileId: string) => `private/forms/${siteId}/${formId}/${fileId}`;
+/** The files a submission's data references (the values of its `file` fields). */
+export function fileRefsOf(data: unknown): FileRef[] {
+  return Object.values(parseJson<Record<string, unknown>>(data, {})).filter(
+    (v): v is FileRef => v !== null && typeof v === 'object' && typeof (v as FileRef).fileId === 'string',
+  );
+}
+
 export const formFilesPrefix = (siteId: string, formId: number) => `private/forms/${siteId}/${formId}`;
 
 /** A client's file name kept for display and download only: no path, no control characters, at most 255 characters. */

@@ -15,7 +15,7 @@ import * as repo from './forms.repository.js';
 import { screen } from '../spam/spam.service.js';
 import type { FileStorage } from '../../shared/storage.js';
 import type { FieldIssue } from '../../shared/field-schema/index.js';
-import { discardAll, type FileRef, fileKey, type UploadedFile } from './forms.files.js';
+import { discardAll, type FileRef, fileKey, fileRefsOf, type UploadedFile } from './forms.files.js';
 import type { FormRow, SubmissionRow } from './forms.repository.js';
 
 export const SUBMISSION_STATUSES = ['new', 'read', 'spam', 'archived'] as const;
@@ -117,9 +117,7 @@ export async function setSubmissionStatus(db: Db, siteId: string, formId: number
 
 /** The files a submission references. */
 function filesOf(row: SubmissionRow): FileRef[] {
-  return Object.values(parseJson<Record<string, unknown>>(row.data, {})).filter(
-    (v): v is FileRef => v !== null && typeof v === 'object' && typeof (v as FileRef).fileId === 'string',
-  );
+  return fileRefsOf(row.data);
 }
 
 /** Deletes a submission, then (committed) its files. */

@@ -267,6 +267,7 @@ describe('webhook management', () => {
       'media.uploaded',
       'media.replaced',
       'media.deleted',
+      'site.imported',
     ];
     expect(res.body.data.map((e: any) => e.type)).toEqual(all);
     for (const e of res.body.data.slice(0, 2)) {
