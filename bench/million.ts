@@ -1,9 +1,10 @@
 /**
- * `npm run bench:million`: the contents read paths at 10,000 and at 1,000,000 posts (issue 37 item 3).
+ * `npm run bench:million -- fill|context|measure <posts>`: the contents read paths at 10,000 and at 1,000,000 posts (issue 37 item 3).
  *
  *   tsx bench/million.ts fill <posts> [bodyChars]   builds the blog of bench/seed-blog.ts with <posts>
  *                                                  posts straight into the database (run it with
  *                                                  nice -n 19, outside the bench lock)
+ *   tsx bench/million.ts context <posts> <common> <rare>  the context of a fill stopped early (new token)
  *   tsx bench/million.ts measure <posts>            serves that database with dist/server.js and loads
  *                                                  each read path at 10 connections (run it under
  *                                                  `flock /work/bench.lock nice -n -5`)
@@ -144,6 +145,67 @@ async function fill(posts: number, bodyChars: number) {
   }
 }
 
+/**
+ * The context of a fill stopped before its end (every chunk is its own transaction, so the file
+ * holds whole chunks): a new token, the middle published post, and the two search words of the
+ * full plan with their document frequencies counted in the index.
+ */
+async function contextOfPartial(posts: number, common: string, rare: string) {
+  const at = where(posts);
+  const database = connectDatabase({ databaseUrl: at.databaseUrl });
+  const db = database.db;
+  try {
+    const count = async (status?: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('contents')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .$if(status !== undefined, (q) => q.where('status', '=', status as 'published'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const [all, published] = [await count(), await count('published')];
+    const middle = await db
+      .selectFrom('contents')
+      .select(['id', 'slug', 'site_id', 'author_id'])
+      .where('status', '=', 'published')
+      .orderBy('id')
+      .offset(Math.floor(published / 2))
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    // The posts' author is the site's owner (planBlogStream).
+    const site = { id: middle.site_id, owner: middle.author_id as string };
+    const token = await createToken(db, { siteId: site.id, userId: site.owner, name: 'bench (partial fill)', scopes: 'all' });
+    const df = async (word: string) =>
+      Number(
+        (dialectOf(db).fullText === 'fts5'
+          ? await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${word}"`}`.execute(db)
+          : await sql<{ n: number }>`select count(*) as n from contents where search_vector @@ to_tsquery('simple', ${word})`.execute(db)
+        ).rows[0]?.n ?? 0,
+      );
+    if (dialectOf(db).name === 'sqlite') await sql`analyze`.execute(db);
+    const context = {
+      postId: middle.id,
+      postSlug: middle.slug,
+      searchCommon: common,
+      searchCommonPosts: await df(common),
+      searchRare: rare,
+      searchRarePosts: await df(rare),
+      posts: all,
+      published,
+      token: token.token,
+      siteId: site.id,
+      bodyChars: Number(process.env.BENCH_BODY_CHARS ?? 1000),
+      partialFill: true,
+    };
+    writeFileSync(at.contextFile, JSON.stringify(context, null, 2));
+    log(JSON.stringify({ ...context, token: undefined }));
+  } finally {
+    await database.close();
+  }
+}
+
 interface Row {
   path: string;
   url: string;
@@ -178,6 +240,7 @@ async function measureAll(posts: number) {
     await waitForHttp(server, `${base}/health`, 120_000);
     const published = Number(ctx.published);
     const deepPage = Math.floor(Number(ctx.posts) / 2 / 15);
+    const partial = ctx.partialFill ? `, fill stopped at ${String(ctx.posts)} of ${posts}` : '';
     // The deep page's cursor: the `next` link of the page just before it (offset paging reads it once).
     const before = (await (await fetch(`${base}/v1/contents?page=${deepPage - 1}`, { headers: { authorization: `Bearer ${String(ctx.token)}` } })).json()) as {
       meta?: { nextCursor?: string };
@@ -207,7 +270,7 @@ async function measureAll(posts: number) {
     }
     const dbName = at.pgAdmin ? 'PostgreSQL' : 'SQLite';
     log(
-      `\n${dbName}, ${posts} posts (${published} published, bodies ~${String(ctx.bodyChars)} chars), 10 connections, ${durationSec} s each; load ${os
+      `\n${dbName}, ${String(ctx.posts)} posts${partial} (${published} published, bodies ~${String(ctx.bodyChars)} chars), 10 connections, ${durationSec} s each; load ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}; server RSS ${String(rssMb(server.pid))} MB\n`,
@@ -230,4 +293,5 @@ const posts = Number(postsArg ?? BLOG.posts);
 if (!Number.isInteger(posts) || posts < 100) throw new Error(`posts must be an integer of at least 100, got ${postsArg}`);
 if (command === 'fill') await fill(posts, Number(bodyArg ?? BLOG.bodyChars));
 else if (command === 'measure') await measureAll(posts);
+else if (command === 'context') await contextOfPartial(posts, String(bodyArg), String(process.argv[5]));
 else throw new Error('usage: tsx bench/million.ts fill|measure <posts> [bodyChars]');
