@@ -33,7 +33,7 @@ import { dialectOf } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
-import { freePort, rssMb, startChild, stopChild, waitForHttp } from './children.js';
+import { freePort, rssMb, serverNodeFlags, startChild, stopChild, waitForHttp } from './children.js';
 import { measure, preflight } from './measure.js';
 import { BLOG, insertPosts, planBlogStream, type PlannedPost } from './seed-blog.js';
 
@@ -235,7 +235,7 @@ async function measureAll(posts: number) {
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
   };
   const base = `http://127.0.0.1:${port}`;
-  const server = startChild('cairn server', ['--max-semi-space-size=4', path.join(ROOT, 'dist', 'server.js')], env, ROOT);
+  const server = startChild('cairn server', [...serverNodeFlags(ROOT), path.join(ROOT, 'dist', 'server.js')], env, ROOT);
   try {
     await waitForHttp(server, `${base}/health`, 120_000);
     const published = Number(ctx.published);
@@ -270,7 +270,7 @@ async function measureAll(posts: number) {
     }
     const dbName = at.pgAdmin ? 'PostgreSQL' : 'SQLite';
     log(
-      `\n${dbName}, ${String(ctx.posts)} posts${partial} (${published} published, bodies ~${String(ctx.bodyChars)} chars), 10 connections, ${durationSec} s each; load ${os
+      `\n${dbName} (node ${serverNodeFlags(ROOT).join(' ')}), ${String(ctx.posts)} posts${partial} (${published} published, bodies ~${String(ctx.bodyChars)} chars), 10 connections, ${durationSec} s each; load ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}; server RSS ${String(rssMb(server.pid))} MB\n`,
@@ -281,7 +281,7 @@ async function measureAll(posts: number) {
     mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     writeFileSync(
       path.join(ROOT, 'bench', 'results', `million-${dbName.toLowerCase()}-${posts}.json`),
-      JSON.stringify({ posts, database: dbName, bodyChars: ctx.bodyChars, loadavg: os.loadavg(), rows }, null, 2),
+      JSON.stringify({ posts: ctx.posts, database: dbName, bodyChars: ctx.bodyChars, nodeFlags: serverNodeFlags(ROOT), loadavg: os.loadavg(), rows }, null, 2),
     );
   } finally {
     await stopChild(server);
