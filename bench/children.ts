@@ -101,3 +101,13 @@ export async function stopChild(child: Child, graceMs = 5000): Promise<void> {
     await child.exited;
   }
 }
+
+/**
+ * The node flags the server runs with: those of `npm start` (package.json), so benches measure
+ * the server as users run it; BENCH_SERVER_NODE_ARGS replaces them.
+ */
+export function serverNodeFlags(root: string): string[] {
+  const startScript: string = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')).scripts.start;
+  const startFlags = startScript.match(/^node((?: --\S+)*) /)?.[1] ?? '';
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? startFlags).split(' ').filter(Boolean);
+}

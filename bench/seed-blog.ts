@@ -12,7 +12,7 @@
  *
  * Rows are written with Kysely in batches inside one transaction, with explicit ids so the links
  * need no read-back. The full-text index (migration 0009) is filled by its insert trigger; the
- * seeder checks that it answers. No revisions are written (no read endpoint uses them).
+ * seeder checks that it answers. Each post gets its `create` revision, as through the API.
  *
  * Everything is drawn from a seeded PRNG, so every run seeds the same site. The search words are
  * chosen from what was generated: a common word (in about a third of the posts) and a rare one
@@ -156,7 +156,7 @@ interface Body {
   words: Set<string>;
 }
 
-function makeBody(rng: Rng, nextWord: () => string): string {
+function makeBody(rng: Rng, nextWord: () => string, bodyChars: number = BLOG.bodyChars): string {
   const topics = sample(rng, TOPIC_WORDS, 3);
   const word = () => {
     const r = rng();
@@ -181,7 +181,7 @@ function makeBody(rng: Rng, nextWord: () => string): string {
 
   const blocks: string[] = [Array.from({ length: 3 }, () => sentence(true)).join(' '), paragraph()];
   let length = blocks.join('\n\n').length;
-  while (length < BLOG.bodyChars) {
+  while (length < bodyChars) {
     const heading = `## ${pick(rng, SECTION_OPENERS)} ${[nextWord(), pick(rng, topics), nextWord()].join(' ')}`;
     const section = [heading, paragraph(), paragraph()];
     const extra = rng();
@@ -241,11 +241,37 @@ interface CategoryRow {
  * The whole blog as rows, from a seeded PRNG: the same every run. Ids start at `first` (the
  * direct seeder's next free ids; the API seeder maps them to the ids the API gives).
  */
-function planBlog(siteId: string, userId: string, first: { category: number; tag: number; post: number }) {
+/** How big a blog to plan: the bench's 10,000 posts of ~5 KB, or the million-post table's (bench/million.ts). */
+export interface BlogSize {
+  posts: number;
+  bodyChars: number;
+}
+
+type PostRow = Record<string, unknown> & { id: number; markdown: string; slug: string; site_id: string; body: string; body_html: string; body_text: string };
+type CategoryLink = { site_id: string; content_id: number; category_id: number; position: number };
+type TagLink = { site_id: string; content_id: number; tag_id: number; position: number };
+/** One planned post with its links. */
+export interface PlannedPost {
+  post: PostRow;
+  categoryLinks: CategoryLink[];
+  tagLinks: TagLink[];
+}
+
+/**
+ * The blog's taxonomy, and its posts as a generator (a million posts are written as they are
+ * drawn, never held at once); `finish()`, once every post was drawn, gives the search words,
+ * the chosen post and the counts. The draws are the same whichever way the posts are consumed.
+ */
+export function planBlogStream(
+  siteId: string,
+  userId: string,
+  first: { category: number; tag: number; post: number },
+  size: BlogSize = { posts: BLOG.posts, bodyChars: BLOG.bodyChars },
+) {
   const rng = mulberry32(20_240_601);
   const nextWord = zipf(rng, CONTENT_WORDS, 1.05);
   const t0 = performance.now();
-  const bodies: Body[] = Array.from({ length: BLOG.distinctBodies }, () => renderBody(makeBody(rng, nextWord)));
+  const bodies: Body[] = Array.from({ length: BLOG.distinctBodies }, () => renderBody(makeBody(rng, nextWord, size.bodyChars)));
   const renderMs = performance.now() - t0;
 
   const end = Date.now() - DAY;
@@ -308,99 +334,192 @@ function planBlog(siteId: string, userId: string, first: { category: number; tag
   const usedPostSlugs = new Set<string>();
   const df = new Map<string, number>();
   let postId = first.post;
-  const posts: Array<Record<string, unknown> & { id: number; markdown: string }> = [];
-  const categoryLinks: Array<{ site_id: string; content_id: number; category_id: number; position: number }> = [];
-  const tagLinks: Array<{ site_id: string; content_id: number; tag_id: number; position: number }> = [];
   const publishedIds: number[] = [];
-  const step = (end - start) / BLOG.posts;
-  for (let i = 0; i < BLOG.posts; i++) {
-    const id = postId++;
-    const body = bodies[i % bodies.length]!;
-    const title = capitalize([...Array.from({ length: int(rng, 3, 7) }, nextWord), pick(rng, TOPIC_WORDS)].sort(() => rng() - 0.5).join(' '));
-    const slug = nextFreeSlug(slugify(title, 500) || 'post', usedPostSlugs, 500);
-    usedPostSlugs.add(slug);
-    const created = Math.floor(start + i * step + rng() * step * 0.9);
-    const r = rng();
-    const status = r < BLOG.publishedShare ? 'published' : r < BLOG.publishedShare + BLOG.archivedShare ? 'archived' : 'draft';
-    const published = status === 'draft' ? null : Math.min(end, created + int(rng, 0, 48) * 3_600_000);
-    const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
-    const hasImage = rng() < 0.6;
-    posts.push({
-      id,
-      markdown: body.markdown,
-      site_id: siteId,
-      type: 'post',
-      title,
-      slug,
-      status,
-      excerpt: rng() < 0.7 ? body.firstSentence : null,
-      locale: 'en',
-      translation_group: randomUUID(),
-      author_id: userId,
-      body: body.body,
-      body_html: body.html,
-      body_text: body.text,
-      featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null,
-      featured_image_alt: hasImage ? title : null,
-      meta_title: rng() < 0.4 ? title : null,
-      meta_description: rng() < 0.4 ? body.firstSentence : null,
-      meta_keywords: null,
-      canonical_url: null,
-      og_image: null,
-      metadata: null,
-      custom_data: null,
-      structured_data: null,
-      scheduled_at: null,
-      published_at: published === null ? null : iso(published),
-      created_at: iso(created),
-      updated_at: iso(updated),
-    });
-    if (status === 'published') publishedIds.push(id);
-    const cats = new Set<number>();
-    const nCats = int(rng, 1, 3);
-    while (cats.size < nCats) cats.add(Number(nextCategory()));
-    for (const [position, c] of [...cats].entries()) categoryLinks.push({ site_id: siteId, content_id: id, category_id: c, position });
-    const tgs = new Set<number>();
-    const nTags = int(rng, 2, 6);
-    while (tgs.size < nTags) tgs.add(Number(nextTag()));
-    for (const [position, t] of [...tgs].entries()) tagLinks.push({ site_id: siteId, content_id: id, tag_id: t, position });
-    for (const w of new Set([...body.words, ...(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])])) df.set(w, (df.get(w) ?? 0) + 1);
+  const publishedSlugs: string[] = [];
+  const counts = { categories: categoryRows.length, tags: tagRows.length, posts: 0, published: 0, categoryLinks: 0, tagLinks: 0 };
+  const step = (end - start) / size.posts;
+  function* posts(): Generator<PlannedPost> {
+    for (let i = 0; i < size.posts; i++) {
+      const id = postId++;
+      const body = bodies[i % bodies.length]!;
+      const title = capitalize([...Array.from({ length: int(rng, 3, 7) }, nextWord), pick(rng, TOPIC_WORDS)].sort(() => rng() - 0.5).join(' '));
+      const slug = nextFreeSlug(slugify(title, 500) || 'post', usedPostSlugs, 500);
+      usedPostSlugs.add(slug);
+      const created = Math.floor(start + i * step + rng() * step * 0.9);
+      const r = rng();
+      const status = r < BLOG.publishedShare ? 'published' : r < BLOG.publishedShare + BLOG.archivedShare ? 'archived' : 'draft';
+      const published = status === 'draft' ? null : Math.min(end, created + int(rng, 0, 48) * 3_600_000);
+      const updated = Math.min(end, Math.max(published ?? created, created + int(rng, 0, 30) * DAY));
+      const hasImage = rng() < 0.6;
+      const post: PostRow = {
+        id,
+        markdown: body.markdown,
+        site_id: siteId,
+        type: 'post',
+        title,
+        slug,
+        status,
+        excerpt: rng() < 0.7 ? body.firstSentence : null,
+        locale: 'en',
+        translation_group: randomUUID(),
+        author_id: userId,
+        body: body.body,
+        body_html: body.html,
+        body_text: body.text,
+        featured_image_url: hasImage ? `https://cdn.example.com/images/${slug}.jpg` : null,
+        featured_image_alt: hasImage ? title : null,
+        meta_title: rng() < 0.4 ? title : null,
+        meta_description: rng() < 0.4 ? body.firstSentence : null,
+        meta_keywords: null,
+        canonical_url: null,
+        og_image: null,
+        metadata: null,
+        custom_data: null,
+        structured_data: null,
+        scheduled_at: null,
+        published_at: published === null ? null : iso(published),
+        created_at: iso(created),
+        updated_at: iso(updated),
+      };
+      if (status === 'published') {
+        publishedIds.push(id);
+        publishedSlugs.push(slug);
+      }
+      const cats = new Set<number>();
+      const nCats = int(rng, 1, 3);
+      while (cats.size < nCats) cats.add(Number(nextCategory()));
+      const categoryLinks = [...cats].map((c, position) => ({ site_id: siteId, content_id: id, category_id: c, position }));
+      const tgs = new Set<number>();
+      const nTags = int(rng, 2, 6);
+      while (tgs.size < nTags) tgs.add(Number(nextTag()));
+      const tagLinks = [...tgs].map((t, position) => ({ site_id: siteId, content_id: id, tag_id: t, position }));
+      for (const w of body.words) df.set(w, (df.get(w) ?? 0) + 1);
+      for (const w of new Set(title.toLowerCase().match(/[a-z0-9]+/g) ?? [])) if (!body.words.has(w)) df.set(w, (df.get(w) ?? 0) + 1);
+      counts.posts++;
+      counts.categoryLinks += categoryLinks.length;
+      counts.tagLinks += tagLinks.length;
+      yield { post, categoryLinks, tagLinks };
+    }
   }
 
-  // Search words: a content word in about a third of the posts, a topic word in about 1%.
-  const closest = (words: readonly string[], share: number) => {
-    const target = share * BLOG.posts;
-    return words.filter((w) => df.has(w)).reduce((best, w) => (Math.abs(df.get(w)! - target) < Math.abs(df.get(best)! - target) ? w : best));
+  const finish = () => {
+    counts.published = publishedIds.length;
+    // Search words: a content word in about a third of the posts, a topic word in about 1%.
+    const closest = (words: readonly string[], share: number) => {
+      const target = share * size.posts;
+      return words.filter((w) => df.has(w)).reduce((best, w) => (Math.abs(df.get(w)! - target) < Math.abs(df.get(best)! - target) ? w : best));
+    };
+    const common = closest(CONTENT_WORDS, BLOG.commonWordShare);
+    const rare = closest(TOPIC_WORDS, BLOG.rareWordShare);
+    // A published post from the middle of the list (not on page 1, not the newest).
+    const middle = Math.floor(publishedIds.length / 2);
+    const post = { id: publishedIds[middle]!, slug: publishedSlugs[middle]! };
+    const result: Record<string, unknown> = {
+      postId: post.id,
+      postSlug: post.slug,
+      searchCommon: common,
+      searchCommonPosts: df.get(common),
+      searchRare: rare,
+      searchRarePosts: df.get(rare),
+      createMarkdown: benchMarkdown(),
+    };
+    const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+    const describe = (writeMs: number, how: string) =>
+      `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), ` +
+      `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, ` +
+      `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; ` +
+      `render ${(renderMs / 1000).toFixed(1)} s, ${how} ${(writeMs / 1000).toFixed(1)} s; ` +
+      `search words "${common}" (in ${String(df.get(common))} posts) and "${rare}" (in ${String(df.get(rare))})`;
+    return { post, result, counts, describe };
   };
-  const common = closest(CONTENT_WORDS, BLOG.commonWordShare);
-  const rare = closest(TOPIC_WORDS, BLOG.rareWordShare);
-  // A published post from the middle of the list (not on page 1, not the newest).
-  const post = posts.find((p) => p.id === publishedIds[Math.floor(publishedIds.length / 2)])!;
-  const result: Record<string, unknown> = {
-    postId: post.id,
-    postSlug: post.slug,
-    searchCommon: common,
-    searchCommonPosts: df.get(common),
-    searchRare: rare,
-    searchRarePosts: df.get(rare),
-    createMarkdown: benchMarkdown(),
+  return { categoryRows, tagRows, posts, finish };
+}
+
+/** The whole blog in memory (10,000 posts): the rows of the stream, then what `finish` gives. */
+function planBlog(siteId: string, userId: string, first: { category: number; tag: number; post: number }) {
+  const stream = planBlogStream(siteId, userId, first);
+  const posts: PostRow[] = [];
+  const categoryLinks: CategoryLink[] = [];
+  const tagLinks: TagLink[] = [];
+  for (const p of stream.posts()) {
+    posts.push(p.post);
+    categoryLinks.push(...p.categoryLinks);
+    tagLinks.push(...p.tagLinks);
+  }
+  return { categoryRows: stream.categoryRows, tagRows: stream.tagRows, posts, categoryLinks, tagLinks, ...stream.finish() };
+}
+
+/**
+ * Writes planned posts with every row a create through the API makes: the `contents` row, its
+ * `content_bodies` row (whose insert trigger fills SQLite's `contents_fts`; PostgreSQL's
+ * `search_vector` is generated), its category and tag links, and one `create` revision with the
+ * post's snapshot in API names (decisions C3), like the service's writeRevision.
+ */
+export async function insertPosts(tx: Db, posts: readonly PostRow[], categoryLinks: readonly CategoryLink[], tagLinks: readonly TagLink[]): Promise<void> {
+  // 24 columns a row: 25 rows stay far below SQLite's bound-parameter limit. The bodies go to
+  // their own table (migration 0025), after their rows.
+  await insertBatches(
+    posts.map(({ markdown: _markdown, body: _body, body_html: _html, body_text: _text, ...row }) => row),
+    25,
+    (batch) =>
+      tx
+        .insertInto('contents')
+        .values(batch as never)
+        .execute(),
+  );
+  await insertBatches(
+    posts.map((p) => ({ content_id: p.id, site_id: p.site_id, body: p.body, body_html: p.body_html, body_text: p.body_text })),
+    100,
+    (batch) =>
+      tx
+        .insertInto('content_bodies')
+        .values(batch as never)
+        .execute(),
+  );
+  await insertBatches([...categoryLinks], 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
+  await insertBatches([...tagLinks], 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+  const linked = (links: readonly { content_id: number; position: number }[], id: (l: never) => number) => {
+    const by = new Map<number, number[]>();
+    for (const l of links) (by.get(l.content_id) ?? by.set(l.content_id, []).get(l.content_id)!)[l.position] = id(l as never);
+    return by;
   };
-  const counts = {
-    categories: categoryRows.length,
-    tags: tagRows.length,
-    posts: posts.length,
-    published: publishedIds.length,
-    categoryLinks: categoryLinks.length,
-    tagLinks: tagLinks.length,
-  };
-  const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-  const describe = (writeMs: number, how: string) =>
-    `${counts.categories} categories, ${counts.tags} tags, ${counts.posts} posts (${counts.published} published), ` +
-    `${counts.categoryLinks} category links, ${counts.tagLinks} tag links; bodies ~${avg(bodies.map((b) => b.markdown.length))} chars markdown, ` +
-    `~${avg(bodies.map((b) => b.text.length))} text, ~${avg(bodies.map((b) => b.html.length))} HTML, ~${avg(bodies.map((b) => b.body.length))} JSON; ` +
-    `render ${(renderMs / 1000).toFixed(1)} s, ${how} ${(writeMs / 1000).toFixed(1)} s; ` +
-    `search words "${common}" (in ${String(df.get(common))} posts) and "${rare}" (in ${String(df.get(rare))})`;
-  return { categoryRows, tagRows, posts, categoryLinks, tagLinks, post, result, counts, describe };
+  const categoriesOf = linked(categoryLinks, (l: CategoryLink) => l.category_id);
+  const tagsOf = linked(tagLinks, (l: TagLink) => l.tag_id);
+  const revisions = posts.map((p) => {
+    const snapshot = {
+      type: p.type,
+      title: p.title,
+      slug: p.slug,
+      excerpt: p.excerpt,
+      locale: p.locale,
+      featuredImageUrl: p.featured_image_url,
+      featuredImageAlt: p.featured_image_alt,
+      meta: { metaTitle: p.meta_title, metaDescription: p.meta_description, metaKeywords: null, canonicalUrl: null, ogImage: null },
+      metadata: {},
+      customData: null,
+      structuredData: null,
+      status: p.status,
+      scheduledAt: null,
+      publishedAt: p.published_at,
+      categoryIds: categoriesOf.get(p.id) ?? [],
+      tagIds: tagsOf.get(p.id) ?? [],
+    };
+    return {
+      site_id: p.site_id,
+      content_id: p.id,
+      author_id: p.author_id as string,
+      action: 'create',
+      changes: JSON.stringify(['body', ...Object.keys(snapshot)]),
+      snapshot: `{"body":${p.body},${JSON.stringify(snapshot).slice(1)}`,
+      created_at: p.created_at as string,
+    };
+  });
+  await insertBatches(revisions, 100, (batch) =>
+    tx
+      .insertInto('content_revisions')
+      .values(batch as never)
+      .execute(),
+  );
 }
 
 /**
@@ -440,28 +559,7 @@ export async function seedBlog(db: Db, siteId: string, userId: string, _ctx: Rea
         .values(batch as never)
         .execute(),
     );
-    // 24 columns a row: 25 rows stay far below SQLite's bound-parameter limit. The bodies go to
-    // their own table (migration 0025), after their rows.
-    await insertBatches(
-      plan.posts.map(({ markdown: _markdown, body: _body, body_html: _html, body_text: _text, ...row }) => row),
-      25,
-      (batch) =>
-        tx
-          .insertInto('contents')
-          .values(batch as never)
-          .execute(),
-    );
-    await insertBatches(
-      plan.posts.map((p) => ({ content_id: p.id, site_id: p.site_id, body: p.body, body_html: p.body_html, body_text: p.body_text })),
-      100,
-      (batch) =>
-        tx
-          .insertInto('content_bodies')
-          .values(batch as never)
-          .execute(),
-    );
-    await insertBatches(plan.categoryLinks, 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
-    await insertBatches(plan.tagLinks, 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+    await insertPosts(tx, plan.posts, plan.categoryLinks, plan.tagLinks);
     // PostgreSQL's identity columns do not move on for rows given their id: the server's next
     // insert would take id 1 again.
     if (dialectOf(db).name === 'postgres') {

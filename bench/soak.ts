@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { freePort, rssMb, startChild, stopChild, waitForHttp } from './children.js';
+import { freePort, rssMb, serverNodeFlags, startChild, stopChild, waitForHttp } from './children.js';
 import { seedDatabase } from './seed.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const server = startChild(
     'cairn server',
-    [path.join(ROOT, 'dist/server.js')],
+    [...serverNodeFlags(ROOT), path.join(ROOT, 'dist/server.js')],
     {
       ...process.env,
       NODE_ENV: 'production',

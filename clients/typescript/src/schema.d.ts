@@ -5536,6 +5536,16 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** ContentListMeta */
+        ContentListMeta: {
+            total: number;
+            perPage: number;
+            /** @description The page number; null on a page read by `cursor` */
+            currentPage: number | null;
+            lastPage: number;
+            /** @description Pass as `cursor` for the next page (same sort and filters): as fast at any depth. Null on the last page and with `sortBy=published_at`. */
+            nextCursor: string | null;
+        };
         /** WebhookWithSecret */
         WebhookWithSecret: {
             id: number;
@@ -7717,7 +7727,7 @@ export interface components {
         /** ContentSummaryPage */
         ContentSummaryPage: {
             data: components["schemas"]["ContentSummary"][];
-            meta: components["schemas"]["PageMeta"];
+            meta: components["schemas"]["ContentListMeta"];
         };
         /**
          * CreateContentRequest
@@ -11901,6 +11911,8 @@ export interface operations {
                 translationGroup?: string;
                 /** @description Only contents without a tag (true) or with one (false) */
                 untagged?: boolean;
+                /** @description A previous page's `meta.nextCursor`: the page after it, in that page's sort and with the same filters. With a cursor `page` must be 1 (or absent) and `meta.currentPage` is null. Not available with `sortBy=published_at`. */
+                cursor?: string;
             };
             header?: never;
             path?: never;

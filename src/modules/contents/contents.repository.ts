@@ -251,7 +251,21 @@ export function applyContentFilters<Q extends ContentsQuery>(qb: Q, f: Partial<C
 }
 
 /** The list filters as prepared-query arguments: dates bound here, so the builder never transforms a value. */
-export type ListArgs = Partial<ContentListQueryValue> & { siteId: string; ownerId?: string; publishedOnly?: true; limit?: number; offset?: number };
+export type ListArgs = Partial<ContentListQueryValue> & {
+  siteId: string;
+  ownerId?: string;
+  publishedOnly?: true;
+  limit?: number;
+  offset?: number;
+  /** Keyset paging (decisions MP1): the page starts after the row with this sort value and id. */
+  afterValue?: string;
+  afterId?: number;
+};
+/** Where a cursor page starts: after this sort value and id, in the list's own order. */
+export interface ListAfter {
+  value: string;
+  id: number;
+}
 /** The list arguments the builders branch on (db/prepared.ts): part of the statement's shape, never bound. */
 export const LIST_STRUCTURAL = ['sortBy', 'sortOrder', 'hasFeaturedImage', 'uncategorized', 'untagged', 'contentMode', 'publishedOnly'] as const;
 
@@ -288,7 +302,11 @@ const listPage = prepared(
   (db, p: ListArgs) => {
     const column = `contents.${p.sortBy ?? 'created_at'}` as 'contents.created_at';
     const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
-    const pageIds = listBase(db, p).select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
+    let ids = listBase(db, p);
+    // The rows after the cursor's in the sort order: one range on the sort index, however deep.
+    if (p.afterId !== undefined)
+      ids = ids.where((eb) => eb(eb.refTuple(column, 'contents.id'), order === 'desc' ? '<' : '>', eb.tuple(p.afterValue!, p.afterId!)));
+    const pageIds = ids.select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
     return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS))
       .where(filterOnly('contents.site_id'), '=', p.siteId)
       .where('contents.id', 'in', pageIds)
@@ -307,7 +325,7 @@ const countedTotal = prepared((db, p: { siteId: string; status?: string }) => {
   return p.status ? q.where('status', '=', p.status) : q;
 });
 
-const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder']);
+const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder', 'cursor']);
 
 /** Whether the list has no filter the counters cannot answer: only paging, sorting and a status (or a delivery token's `published`). */
 function countable(query: ContentListQueryValue, visibility: Visibility): { status?: string } | null {
@@ -322,15 +340,15 @@ function countable(query: ContentListQueryValue, visibility: Visibility): { stat
 
 /** One page of summaries and the filtered total (decisions G5): two prepared statements. */
 /** A page of summaries and the total; `withTotal: false` skips the count (a caller that shows no pages). */
-export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility, withTotal = true) {
-  const { page, limit, ...filters } = query;
+export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility, withTotal = true, after?: ListAfter) {
+  const { page, limit, cursor: _cursor, ...filters } = query;
   const args = listFilterArgs(siteId, filters, v);
-  if (!withTotal) return { rows: (await listPage.execute(db, { ...args, limit, offset: (page - 1) * limit })) as SummaryRow[], total: -1 };
+  const paging = after ? { limit, offset: 0, afterValue: after.value, afterId: after.id } : { limit, offset: (page - 1) * limit };
+  if (!withTotal) return { rows: (await listPage.execute(db, { ...args, ...paging })) as SummaryRow[], total: -1 };
   const counted = countable(query, v);
   const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
-  const offset = (page - 1) * limit;
-  if (total === 0 || offset >= total) return { rows: [] as SummaryRow[], total };
-  const rows = (await listPage.execute(db, { ...args, limit, offset })) as SummaryRow[];
+  if (total === 0 || paging.offset >= total) return { rows: [] as SummaryRow[], total };
+  const rows = (await listPage.execute(db, { ...args, ...paging })) as SummaryRow[];
   return { rows, total };
 }
 

@@ -54,7 +54,7 @@ export const contentsModule: AppModule = {
           summary: 'List contents (summaries, no body)',
           description: "Delivery tokens see published contents only; a token with `contents.view.own` sees its user's contents only.",
           querystring: S.ContentListQuery,
-          response: { 200: Paginated(ref(S.ContentSummaryRef)) },
+          response: { 200: S.ContentSummaryPage },
         },
       },
       async (req) => service.listContents(db, req.auth, req.query),

@@ -181,9 +181,24 @@ export const ContentListFilters = {
 };
 
 export const SORT_FIELDS = ['created_at', 'updated_at', 'published_at', 'title', 'slug'] as const;
-export const ContentListQuery = listQuerySchema(SORT_FIELDS, ContentListFilters, { defaultSort: 'created_at desc' });
-/** The list query without sorting: search results come in relevance order (title > slug > body). */
-const { sortBy: _sortBy, sortOrder: _sortOrder, ...listWithoutSort } = ContentListQuery.properties;
+export const ContentListOffsetQuery = listQuerySchema(SORT_FIELDS, ContentListFilters, { defaultSort: 'created_at desc' });
+/**
+ * The list query, with `cursor` (decisions MP1): the page after the row a `meta.nextCursor`
+ * names, read from the sort index without skipping rows (a deep page costs what page 1 costs).
+ */
+export const ContentListQuery = Type.Object({
+  ...ContentListOffsetQuery.properties,
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1200,
+      description:
+        "A previous page's `meta.nextCursor`: the page after it, in that page's sort and with the same filters. With a cursor `page` must be 1 (or absent) and `meta.currentPage` is null. Not available with `sortBy=published_at`.",
+    }),
+  ),
+});
+/** The list query without sorting or cursor: search results come in relevance order (title > slug > body). */
+const { sortBy: _sortBy, sortOrder: _sortOrder, ...listWithoutSort } = ContentListOffsetQuery.properties;
 export const ContentSearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 500, description: 'Search text: words, never query syntax' }),
   ...listWithoutSort,
@@ -263,3 +278,20 @@ export const ContentRef = named('Content', ContentDetail, [
 export const ContentSummaryRef = named('ContentSummary', ContentSummary, [summaryExample]);
 export const SearchResultRef = named('ContentSearchResult', SearchResult);
 export const RevisionDetailRef = named('ContentRevision', RevisionDetail);
+
+/** The list's page meta (decisions G5) with the keyset cursor of the next page (decisions MP1). */
+const ContentListMeta = named(
+  'ContentListMeta',
+  Type.Object({
+    total: Type.Integer(),
+    perPage: Type.Integer(),
+    currentPage: Nullable(Type.Integer({ description: 'The page number; null on a page read by `cursor`' })),
+    lastPage: Type.Integer({ minimum: 1 }),
+    nextCursor: Nullable(
+      Type.String({
+        description: 'Pass as `cursor` for the next page (same sort and filters): as fast at any depth. Null on the last page and with `sortBy=published_at`.',
+      }),
+    ),
+  }),
+);
+export const ContentSummaryPage = Type.Object({ data: Type.Array(ref(ContentSummaryRef)), meta: ref(ContentListMeta) }, { title: 'ContentSummaryPage' });

@@ -274,9 +274,65 @@ export function eventData(r: Pick<ContentRow, 'id' | 'title' | 'slug' | 'locale'
 // ------------------------------------------------------------------------------------------------
 // Reads
 
+/** The sort columns a cursor can page on: never null, so `(value, id)` orders every row (decisions MP1). */
+const CURSOR_SORTS = new Set(['created_at', 'updated_at', 'title', 'slug']);
+type ListCursor = { sortBy: string; sortOrder: 'asc' | 'desc'; value: string; id: number };
+
+/** The list's sort as the repository applies it: `created_at desc` unless asked, a named column ascending. */
+function sortOf(query: ContentListQueryValue): { sortBy: string; sortOrder: 'asc' | 'desc' } {
+  return { sortBy: query.sortBy ?? 'created_at', sortOrder: query.sortOrder ?? (query.sortBy ? 'asc' : 'desc') };
+}
+
+/** A cursor is opaque to clients: base64url JSON of the sort, and the last row's sort value and id. */
+function encodeCursor(c: ListCursor): string {
+  return Buffer.from(JSON.stringify([c.sortBy, c.sortOrder, c.value, c.id])).toString('base64url');
+}
+
+function decodeCursor(text: string): ListCursor {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    parts = null;
+  }
+  if (!Array.isArray(parts) || parts.length !== 4) throw invalid('VALIDATION_FAILED', 'cursor', 'cursor is not a cursor this list gave');
+  const [sortBy, sortOrder, value, id] = parts as unknown[];
+  if (
+    typeof sortBy !== 'string' ||
+    !CURSOR_SORTS.has(sortBy) ||
+    (sortOrder !== 'asc' && sortOrder !== 'desc') ||
+    typeof value !== 'string' ||
+    typeof id !== 'number' ||
+    !Number.isSafeInteger(id) ||
+    id < 1
+  )
+    throw invalid('VALIDATION_FAILED', 'cursor', 'cursor is not a cursor this list gave');
+  return { sortBy, sortOrder, value, id };
+}
+
+/**
+ * A page by number (decisions G5) or after a cursor (decisions MP1). `meta.nextCursor` names the
+ * page after this one (null on the last page, and for `sortBy=published_at`, whose drafts have no
+ * value to page on); with a cursor the page number is unknown, so `meta.currentPage` is null.
+ */
 export async function listContents(db: Executor, auth: Auth, query: ContentListQueryValue) {
-  const { rows, total } = await repo.listContents(db, auth.siteId, query, visibilityOf(auth));
-  return { data: await summaries(db, auth.siteId, rows), meta: pageMeta(total, query.page, query.limit) };
+  let sort = sortOf(query);
+  let after: repo.ListAfter | undefined;
+  if (query.cursor !== undefined) {
+    const cursor = decodeCursor(query.cursor);
+    if (query.page !== 1) throw invalid('VALIDATION_FAILED', 'page', 'page cannot be combined with cursor');
+    if ((query.sortBy !== undefined && query.sortBy !== cursor.sortBy) || (query.sortOrder !== undefined && query.sortOrder !== cursor.sortOrder))
+      throw invalid('VALIDATION_FAILED', 'cursor', 'cursor belongs to another sort order');
+    sort = { sortBy: cursor.sortBy, sortOrder: cursor.sortOrder };
+    after = { value: cursor.value, id: cursor.id };
+  }
+  const { rows, total } = await repo.listContents(db, auth.siteId, { ...query, ...sort } as unknown as ContentListQueryValue, visibilityOf(auth), true, after);
+  const last = rows.at(-1);
+  const more = after ? rows.length === query.limit : (query.page - 1) * query.limit + rows.length < total;
+  const nextCursor =
+    last && more && CURSOR_SORTS.has(sort.sortBy) ? encodeCursor({ ...sort, value: String(last[sort.sortBy as 'created_at']), id: Number(last.id) }) : null;
+  const meta = pageMeta(total, query.page, query.limit);
+  return { data: await summaries(db, auth.siteId, rows), meta: { ...meta, currentPage: after ? null : meta.currentPage, nextCursor } };
 }
 
 /** The summaries of a list's page without counting the list (site blocks' data sources show no pages). */

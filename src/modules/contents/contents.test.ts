@@ -481,7 +481,7 @@ describe('GET /v1/contents', () => {
     await post(api, { title: 'Listed', categoryIds: [cat.id], bodyMarkdown: 'secret body' });
     const res = await api.get('/v1/contents');
     expect(res.status).toBe(200);
-    expect(res.body.meta).toEqual({ total: 1, perPage: 15, currentPage: 1, lastPage: 1 });
+    expect(res.body.meta).toEqual({ total: 1, perPage: 15, currentPage: 1, lastPage: 1, nextCursor: null });
     const item = res.body.data[0];
     expect(item).not.toHaveProperty('bodyHtml');
     expect(item).not.toHaveProperty('body');
@@ -595,6 +595,91 @@ describe('GET /v1/contents', () => {
     }
     expect((await api.get('/v1/contents?sortBy=published_at')).status).toBe(200);
     expect((await api.get('/v1/contents?sortBy=updated_at&sortOrder=desc')).status).toBe(200);
+  });
+});
+
+describe('GET /v1/contents?cursor= (keyset pages, decisions MP1)', () => {
+  /** Follows `nextCursor` from the first page; every page's titles and meta. */
+  async function walk(api: Client, q: string) {
+    const pages: Array<{ titles: string[]; meta: any }> = [];
+    let res = await api.get(`/v1/contents?${q}`);
+    for (;;) {
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      pages.push({ titles: res.body.data.map((x: any) => x.title), meta: res.body.meta });
+      if (res.body.meta.nextCursor === null) return pages;
+      res = await api.get(`/v1/contents?${q}&cursor=${encodeURIComponent(res.body.meta.nextCursor)}`);
+    }
+  }
+
+  it('walks 7 posts 3 a page: 3, 3 and 1, in the offset order, for the default sort and title both ways (ties by id)', async () => {
+    const { api } = await site();
+    // Two titles twice: the id breaks the tie, in the list's direction.
+    for (const t of ['d', 'b', 'g', 'b', 'a', 'g', 'c']) await post(api, { title: t });
+    const all = async (q: string) => (await api.get(`/v1/contents?limit=100&${q}`)).body.data.map((x: any) => x.title);
+    expect(await all('')).toEqual(['c', 'g', 'a', 'b', 'g', 'b', 'd']);
+    expect(await all('sortBy=title')).toEqual(['a', 'b', 'b', 'c', 'd', 'g', 'g']);
+    for (const q of ['limit=3', 'limit=3&sortBy=title&sortOrder=asc', 'limit=3&sortBy=title&sortOrder=desc', 'limit=3&sortBy=created_at&sortOrder=asc']) {
+      const pages = await walk(api, q);
+      expect(
+        pages.map((p) => p.titles.length),
+        q,
+      ).toEqual([3, 3, 1]);
+      expect(pages.flatMap((p) => p.titles)).toEqual(await all(q.replace('limit=3', '')));
+      // The first page is page 1 by number; the ones read by cursor have no number, the same total.
+      expect(pages.map((p) => [p.meta.total, p.meta.perPage, p.meta.currentPage, p.meta.lastPage])).toEqual([
+        [7, 3, 1, 3],
+        [7, 3, null, 3],
+        [7, 3, null, 3],
+      ]);
+    }
+    // An offset page's cursor leads to the next offset page.
+    const page2 = await api.get('/v1/contents?limit=3&page=2');
+    const next = await api.get(`/v1/contents?limit=3&cursor=${encodeURIComponent(page2.body.meta.nextCursor)}`);
+    expect(next.body.data.map((x: any) => x.title)).toEqual(['d']);
+    expect(next.body.meta.nextCursor).toBeNull();
+    // The last offset page has no next cursor.
+    expect((await api.get('/v1/contents?limit=3&page=3')).body.meta.nextCursor).toBeNull();
+  });
+
+  it('keeps its filters and visibility, and a write before the cursor does not shift the next page', async () => {
+    const { api, siteId } = await site();
+    for (const [i, t] of ['p1', 'd1', 'p2', 'p3', 'd2', 'p4', 'p5'].entries())
+      await post(api, { title: t, ...(t.startsWith('p') ? { status: 'published' } : {}), excerpt: String(i) });
+    const pages = await walk(api, 'limit=2&status=published');
+    expect(pages.map((p) => p.titles)).toEqual([['p5', 'p4'], ['p3', 'p2'], ['p1']]);
+    const delivery = client(ctx.app, (await createTokenFor(ctx.app, siteId, { kind: 'delivery', scopes: ['contents.view'] })).token);
+    expect((await walk(delivery, 'limit=4')).map((p) => p.titles)).toEqual([['p5', 'p4', 'p3', 'p2'], ['p1']]);
+    // Page 1 of 2 published, then a new published post: by offset page 2 would repeat p3; by cursor it does not.
+    const first = await api.get('/v1/contents?limit=2&status=published');
+    await post(api, { title: 'p6', status: 'published' });
+    const byCursor = await api.get(`/v1/contents?limit=2&status=published&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
+    expect(byCursor.body.data.map((x: any) => x.title)).toEqual(['p3', 'p2']);
+    expect(byCursor.body.meta.total).toBe(6);
+    expect((await api.get('/v1/contents?limit=2&status=published&page=2')).body.data.map((x: any) => x.title)).toEqual(['p4', 'p3']);
+  });
+
+  it('refuses a cursor it did not give, one of another sort, and a cursor with a page (422, G3 body); published_at pages have no cursor', async () => {
+    const { api } = await site();
+    for (const t of ['a', 'b', 'c']) await post(api, { title: t, status: 'published' });
+    const cursor = encodeURIComponent((await api.get('/v1/contents?limit=1')).body.meta.nextCursor);
+    const forged = Buffer.from(JSON.stringify(['body', 'desc', 'x', 1])).toString('base64url');
+    for (const [q, field] of [
+      ['cursor=not-a-cursor', 'cursor'],
+      [`cursor=${forged}`, 'cursor'],
+      [`cursor=${Buffer.from('[1,2,3]').toString('base64url')}`, 'cursor'],
+      [`cursor=${cursor}&sortBy=title`, 'cursor'],
+      [`cursor=${cursor}&sortOrder=asc`, 'cursor'],
+      [`cursor=${cursor}&page=2`, 'page'],
+    ] as const) {
+      const res = await api.get(`/v1/contents?limit=1&${q}`);
+      expect(res.status, q).toBe(422);
+      expectErrorShape(res.body, 422, 'VALIDATION_FAILED');
+      expect(Object.keys(res.body.errors), q).toEqual([field]);
+    }
+    // The same sort named explicitly is the cursor's own: accepted.
+    expect((await api.get(`/v1/contents?limit=1&sortBy=created_at&sortOrder=desc&cursor=${cursor}`)).body.data.map((x: any) => x.title)).toEqual(['b']);
+    const byDate = await api.get('/v1/contents?limit=1&sortBy=published_at');
+    expect([byDate.body.meta.total, byDate.body.meta.lastPage, byDate.body.meta.nextCursor]).toEqual([3, 3, null]);
   });
 });
 

@@ -5,7 +5,7 @@ import { validationFieldErrors } from '../../plugins/errors.js';
 import { issuesError } from '../../shared/errors.js';
 import { DEFAULT_DATA_SOURCE_LIMIT, type DataSourceName, type FieldDefinition, type FieldIssue } from '../../shared/field-schema/index.js';
 import { categories } from '../categories/categories.resource.js';
-import { ContentListQuery } from '../contents/contents.schemas.js';
+import { ContentListOffsetQuery } from '../contents/contents.schemas.js';
 import { forms } from '../forms/forms.resource.js';
 import { listContentSummaries } from '../contents/contents.service.js';
 import { tags } from '../tags/tags.resource.js';
@@ -33,7 +33,7 @@ const withoutPaging = (query: TObject): TObject => {
 
 const SOURCES: Record<DataSourceName, Source> = {
   contents: {
-    filters: withoutPaging(ContentListQuery),
+    filters: withoutPaging(ContentListOffsetQuery),
     list: (db, siteId, query, audience) =>
       listContentSummaries(
         db,

@@ -1,0 +1,297 @@
+/**
+ * `npm run bench:million -- fill|context|measure <posts>`: the contents read paths at 10,000 and at 1,000,000 posts (issue 37 item 3).
+ *
+ *   tsx bench/million.ts fill <posts> [bodyChars]   builds the blog of bench/seed-blog.ts with <posts>
+ *                                                  posts straight into the database (run it with
+ *                                                  nice -n 19, outside the bench lock)
+ *   tsx bench/million.ts context <posts> <common> <rare>  the context of a fill stopped early (new token)
+ *   tsx bench/million.ts measure <posts>            serves that database with dist/server.js and loads
+ *                                                  each read path at 10 connections (run it under
+ *                                                  `flock /work/bench.lock nice -n -5`)
+ *
+ * The fill draws the same plan as the API fill (planBlogStream: the same taxonomy, titles, slugs,
+ * statuses, dates, links, bodies rendered by the service's rich-text code) and writes every row a
+ * create makes (insertPosts: contents, content_bodies and through its trigger SQLite's
+ * contents_fts or PostgreSQL's search_vector, links, a revision), a chunk of posts per
+ * transaction, so a million posts never sit in memory. `bodyChars` (default 5,000, the bench's)
+ * sizes the 200 distinct bodies: at a million posts of 5 KB SQLite holds ~35 GB; the table says
+ * which size it measured.
+ *
+ * Where: BENCH_MILLION_DIR (default /work/data/million) holds `blog-<posts>.sqlite` and
+ * `blog-<posts>.json` (the seeded context: token, post id and slug, search words). With
+ * BENCH_DATABASE_URL (a PostgreSQL server) the database is `cairn_million_<posts>` there, kept
+ * between fill and measure. BENCH_DURATION: seconds per path (default 5).
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { connectDatabase } from '../src/db/connect.js';
+import { dialectOf } from '../src/db/dialect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
+import { createSite } from '../src/modules/sites/sites.service.js';
+import { freePort, rssMb, serverNodeFlags, startChild, stopChild, waitForHttp } from './children.js';
+import { measure, preflight } from './measure.js';
+import { BLOG, insertPosts, planBlogStream, type PlannedPost } from './seed-blog.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIR = process.env.BENCH_MILLION_DIR ?? '/work/data/million';
+const CHUNK = 2_000;
+const log = (line = '') => process.stdout.write(`${line}\n`);
+
+function where(posts: number): { databaseUrl: string; contextFile: string; pgAdmin?: string; pgName?: string } {
+  const contextFile = path.join(DIR, `blog-${posts}${process.env.BENCH_DATABASE_URL ? '-pg' : ''}.json`);
+  if (!process.env.BENCH_DATABASE_URL) return { databaseUrl: path.join(DIR, `blog-${posts}.sqlite`), contextFile };
+  const url = new URL(process.env.BENCH_DATABASE_URL);
+  const pgName = `cairn_million_${posts}`;
+  const admin = url.toString();
+  url.pathname = `/${pgName}`;
+  return { databaseUrl: url.toString(), contextFile, pgAdmin: admin, pgName };
+}
+
+async function pgAdmin(serverUrl: string, statement: string) {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+async function fill(posts: number, bodyChars: number) {
+  mkdirSync(DIR, { recursive: true });
+  const at = where(posts);
+  if (at.pgAdmin) {
+    await pgAdmin(at.pgAdmin, `drop database if exists ${at.pgName} with (force)`);
+    await pgAdmin(at.pgAdmin, `create database ${at.pgName}`);
+  } else for (const suffix of ['', '-wal', '-shm']) rmSync(`${at.databaseUrl}${suffix}`, { force: true });
+  const database = connectDatabase({ databaseUrl: at.databaseUrl });
+  const db = database.db;
+  try {
+    await migrateToLatest(database);
+    const site = await createSite(db, { name: 'Million Site', domain: 'million.test' });
+    const token = await createToken(db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
+    // A bulk load: nothing is lost if the machine stops (the fill starts over), so SQLite skips fsync.
+    if (dialectOf(db).name === 'sqlite') await sql`pragma synchronous = off`.execute(db);
+    const plan = planBlogStream(site.id, site.ownerUserId, { category: 1, tag: 1, post: 1 }, { posts, bodyChars });
+    const t0 = performance.now();
+    await db.transaction().execute(async (tx) => {
+      const createdAt = new Date(Date.now() - 761 * 86_400_000).toISOString();
+      for (const c of plan.categoryRows)
+        await tx
+          .insertInto('categories')
+          .values({
+            ...c,
+            site_id: site.id,
+            image: null,
+            locale: 'en',
+            translation_group: crypto.randomUUID(),
+            sitemap_priority: null,
+            sitemap_changefreq: null,
+            content_mode: 'standard',
+            schema: null,
+            schema_source: 'own',
+            created_at: createdAt,
+            updated_at: createdAt,
+          } as never)
+          .execute();
+      for (const t of plan.tagRows)
+        await tx
+          .insertInto('tags')
+          .values(t as never)
+          .execute();
+    });
+    let chunk: PlannedPost[] = [];
+    let written = 0;
+    const flush = async () => {
+      await db.transaction().execute((tx) =>
+        insertPosts(
+          tx,
+          chunk.map((p) => p.post),
+          chunk.flatMap((p) => p.categoryLinks),
+          chunk.flatMap((p) => p.tagLinks),
+        ),
+      );
+      written += chunk.length;
+      chunk = [];
+      if (written % 50_000 === 0 || written === posts)
+        log(`${written} posts, ${((performance.now() - t0) / 1000).toFixed(0)} s, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`);
+    };
+    for (const p of plan.posts()) {
+      chunk.push(p);
+      if (chunk.length === CHUNK) await flush();
+    }
+    if (chunk.length) await flush();
+    if (dialectOf(db).name === 'postgres') {
+      for (const table of ['categories', 'tags', 'contents'] as const)
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(db);
+      await sql`vacuum analyze`.execute(db);
+    } else {
+      await sql`pragma optimize`.execute(db);
+      await sql`analyze`.execute(db);
+    }
+    const done = plan.finish();
+    const seconds = (performance.now() - t0) / 1000;
+    const context = { ...done.result, ...done.counts, token: token.token, siteId: site.id, bodyChars, fillSeconds: Math.round(seconds) };
+    delete (context as Record<string, unknown>).createMarkdown;
+    writeFileSync(at.contextFile, JSON.stringify(context, null, 2));
+    log(done.describe(seconds * 1000, 'direct insert'));
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * The context of a fill stopped before its end (every chunk is its own transaction, so the file
+ * holds whole chunks): a new token, the middle published post, and the two search words of the
+ * full plan with their document frequencies counted in the index.
+ */
+async function contextOfPartial(posts: number, common: string, rare: string) {
+  const at = where(posts);
+  const database = connectDatabase({ databaseUrl: at.databaseUrl });
+  const db = database.db;
+  try {
+    const count = async (status?: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('contents')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .$if(status !== undefined, (q) => q.where('status', '=', status as 'published'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const [all, published] = [await count(), await count('published')];
+    const middle = await db
+      .selectFrom('contents')
+      .select(['id', 'slug', 'site_id', 'author_id'])
+      .where('status', '=', 'published')
+      .orderBy('id')
+      .offset(Math.floor(published / 2))
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    // The posts' author is the site's owner (planBlogStream).
+    const site = { id: middle.site_id, owner: middle.author_id as string };
+    const token = await createToken(db, { siteId: site.id, userId: site.owner, name: 'bench (partial fill)', scopes: 'all' });
+    const df = async (word: string) =>
+      Number(
+        (dialectOf(db).fullText === 'fts5'
+          ? await sql<{ n: number }>`select count(*) as n from contents_fts where contents_fts match ${`"${word}"`}`.execute(db)
+          : await sql<{ n: number }>`select count(*) as n from contents where search_vector @@ to_tsquery('simple', ${word})`.execute(db)
+        ).rows[0]?.n ?? 0,
+      );
+    if (dialectOf(db).name === 'sqlite') await sql`analyze`.execute(db);
+    const context = {
+      postId: middle.id,
+      postSlug: middle.slug,
+      searchCommon: common,
+      searchCommonPosts: await df(common),
+      searchRare: rare,
+      searchRarePosts: await df(rare),
+      posts: all,
+      published,
+      token: token.token,
+      siteId: site.id,
+      bodyChars: Number(process.env.BENCH_BODY_CHARS ?? 1000),
+      partialFill: true,
+    };
+    writeFileSync(at.contextFile, JSON.stringify(context, null, 2));
+    log(JSON.stringify({ ...context, token: undefined }));
+  } finally {
+    await database.close();
+  }
+}
+
+interface Row {
+  path: string;
+  url: string;
+  p50: number;
+  p99: number;
+  rps: number;
+  cpuMs: number | null;
+}
+
+async function measureAll(posts: number) {
+  const at = where(posts);
+  if (!existsSync(at.contextFile)) throw new Error(`no ${at.contextFile}: run \`tsx bench/million.ts fill ${posts}\` first`);
+  const ctx = JSON.parse(readFileSync(at.contextFile, 'utf8')) as Record<string, string | number>;
+  const durationSec = Number(process.env.BENCH_DURATION ?? 5);
+  const port = await freePort();
+  const { REDIS_URL: _redis, PUBLIC_URL: _publicUrl, ...inherited } = process.env;
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    NODE_ENV: 'production',
+    DATABASE_URL: at.databaseUrl,
+    CAIRN_DATA_DIR: DIR,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '10000000',
+    RATE_LIMIT_PUBLIC_MAX: '10000000',
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+  };
+  const base = `http://127.0.0.1:${port}`;
+  const server = startChild('cairn server', [...serverNodeFlags(ROOT), path.join(ROOT, 'dist', 'server.js')], env, ROOT);
+  try {
+    await waitForHttp(server, `${base}/health`, 120_000);
+    const published = Number(ctx.published);
+    const deepPage = Math.floor(Number(ctx.posts) / 2 / 15);
+    const partial = ctx.partialFill ? `, fill stopped at ${String(ctx.posts)} of ${posts}` : '';
+    // The deep page's cursor: the `next` link of the page just before it (offset paging reads it once).
+    const before = (await (await fetch(`${base}/v1/contents?page=${deepPage - 1}`, { headers: { authorization: `Bearer ${String(ctx.token)}` } })).json()) as {
+      meta?: { nextCursor?: string };
+    };
+    const paths: Array<[string, string]> = [
+      ['list page 1', '/v1/contents'],
+      [`list page ${deepPage} (offset)`, `/v1/contents?page=${deepPage}`],
+      ...(before.meta?.nextCursor
+        ? ([[`list page ${deepPage} (cursor)`, `/v1/contents?cursor=${encodeURIComponent(before.meta.nextCursor)}`]] as Array<[string, string]>)
+        : []),
+      ['read by id', `/v1/contents/${String(ctx.postId)}`],
+      ['read by slug', `/v1/contents/slug/${encodeURIComponent(String(ctx.postSlug))}`],
+      [`search rare "${String(ctx.searchRare)}" (${String(ctx.searchRarePosts)} posts)`, `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchRare))}`],
+      [
+        `search common "${String(ctx.searchCommon)}" (${String(ctx.searchCommonPosts)} posts)`,
+        `/v1/contents/search?q=${encodeURIComponent(String(ctx.searchCommon))}`,
+      ],
+    ];
+    const rows: Row[] = [];
+    for (const [name, p] of paths) {
+      const target = { url: `${base}${p}`, method: 'GET', headers: { authorization: `Bearer ${String(ctx.token)}` } };
+      const problem = await preflight(target);
+      if (problem) throw new Error(`${name}: ${problem}`);
+      const m = await measure(target, { connections: 10, durationSec, warmupSec: 1 }, { serverPid: server.pid, ourPids: [server.pid] });
+      if (m.non2xx || m.errors || m.timeouts) throw new Error(`${name}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts`);
+      rows.push({ path: name, url: p, p50: m.p50Ms, p99: m.p99Ms, rps: m.reqPerSec, cpuMs: m.cpuMsPerReq });
+    }
+    const dbName = at.pgAdmin ? 'PostgreSQL' : 'SQLite';
+    log(
+      `\n${dbName} (node ${serverNodeFlags(ROOT).join(' ')}), ${String(ctx.posts)} posts${partial} (${published} published, bodies ~${String(ctx.bodyChars)} chars), 10 connections, ${durationSec} s each; load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; server RSS ${String(rssMb(server.pid))} MB\n`,
+    );
+    log('| path | p50 ms | p99 ms | req/s | CPU ms/req |');
+    log('|---|---:|---:|---:|---:|');
+    for (const r of rows) log(`| ${r.path} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.rps.toFixed(0)} | ${r.cpuMs?.toFixed(2) ?? '-'} |`);
+    mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+    writeFileSync(
+      path.join(ROOT, 'bench', 'results', `million-${dbName.toLowerCase()}-${posts}.json`),
+      JSON.stringify({ posts: ctx.posts, database: dbName, bodyChars: ctx.bodyChars, nodeFlags: serverNodeFlags(ROOT), loadavg: os.loadavg(), rows }, null, 2),
+    );
+  } finally {
+    await stopChild(server);
+  }
+}
+
+const [command, postsArg, bodyArg] = process.argv.slice(2);
+const posts = Number(postsArg ?? BLOG.posts);
+if (!Number.isInteger(posts) || posts < 100) throw new Error(`posts must be an integer of at least 100, got ${postsArg}`);
+if (command === 'fill') await fill(posts, Number(bodyArg ?? BLOG.bodyChars));
+else if (command === 'measure') await measureAll(posts);
+else if (command === 'context') await contextOfPartial(posts, String(bodyArg), String(process.argv[5]));
+else throw new Error('usage: tsx bench/million.ts fill|measure <posts> [bodyChars]');
