@@ -302,9 +302,10 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
   };
   /** The last look-up queued for each address over its failure budget. */
   const queuedLookUps = new Map<string, Promise<unknown>>();
-  const limiter = (b: Budget) =>
+  /** A route's limiter; `publicRoute` read once when the route is added (`request.routeOptions` builds a new object on every read). */
+  const limiter = (b: Budget, publicRoute: boolean) =>
     function rateLimit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
-      const raw = request.routeOptions.config?.scope === 'public' ? null : bearerToken(request.headers.authorization);
+      const raw = publicRoute ? null : bearerToken(request.headers.authorization);
       if (!raw) return count(b, request.ip, false, reply, done);
       const cached = verifyCachedToken(db, raw, checkChanges);
       if (cached !== null) {
@@ -333,14 +334,16 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
         if (queuedLookUps.get(ip) === run) queuedLookUps.delete(ip);
       });
     };
-  const globalLimiter = limiter(global);
+  const globalLimiter = limiter(global, false);
+  const globalPublicLimiter = limiter(global, true);
 
   // Each route gets its limiter when it is added: none on the routes never counted.
   app.addHook('onRoute', (route: RouteOptions) => {
     if (uncounted(route.url)) return;
     const own = route.config?.rateLimit;
     const methods = Array.isArray(route.method) ? route.method.join('') : route.method;
-    const hook = own ? limiter(budget(`cairn-rl:${methods}${route.url}-`, own)) : globalLimiter;
+    const publicRoute = route.config?.scope === 'public';
+    const hook = own ? limiter(budget(`cairn-rl:${methods}${route.url}-`, own), publicRoute) : publicRoute ? globalPublicLimiter : globalLimiter;
     route.onRequest = [
       hook,
       ...(route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]),
