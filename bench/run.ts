@@ -18,7 +18,7 @@
  * Environment: BENCH_DATABASE_URL (a PostgreSQL server: the run creates a database of its own
  * there, serves it and drops it after; the lean reference is then bench/lean-server-pg.mjs and
  * the same-SQL SQLite reference is left out), BENCH_DURATION (seconds per endpoint, default 5), BENCH_FILTER (only endpoints
- * whose name contains it, or one of several separated by `|`, case-insensitive; their seeders only), BENCH_SEED=api (the blog is
+ * whose name contains it, or one of several separated by `|`, case-insensitive, `$` at the end for a whole name; their seeders only), BENCH_SEED=api (the blog is
  * filled through the API of the running server, then its reads are measured on that server and
  * again after a restart), BENCH_PROFILE_DIR (the server
  * writes its V8 CPU profile there), BENCH_SERVER_NODE_ARGS (node flags for the server). Exit
@@ -92,8 +92,10 @@ function targetFor(endpoint: BenchEndpoint, ctx: BenchContext, baseUrl: string, 
 async function main(): Promise<number> {
   const settings: LoadSettings = { connections: 10, durationSec: positiveNumber('BENCH_DURATION', 5), warmupSec: 1 };
   const filter = process.env.BENCH_FILTER?.trim().toLowerCase();
-  // Several filters separated by `|`: a row is measured when its name contains any of them.
-  const wanted = (name: string) => !filter || filter.split('|').some((f) => f && name.toLowerCase().includes(f));
+  // Several filters separated by `|`: a row is measured when its name contains any of them, or,
+  // for a filter ending in `$`, when its name is that filter (one row whose name starts others').
+  const matches = (name: string, f: string) => (f.endsWith('$') ? name === f.slice(0, -1) : name.includes(f));
+  const wanted = (name: string) => !filter || filter.split('|').some((f) => f && matches(name.toLowerCase(), f));
   const endpoints = ENDPOINTS.filter((e) => wanted(e.name));
   if (endpoints.length === 0 && !['noisy neighbour', 'media upload', 'analytics collector', 'analytics reports'].some(wanted))
     throw new Error(`BENCH_FILTER="${filter}" matches no endpoint`);

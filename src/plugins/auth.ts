@@ -74,15 +74,23 @@ export function bearerToken(header: string | undefined): string | null {
  * before the body is parsed or any record is looked up. The token the rate limiter verified for
  * this request is used as it is (request.verifiedToken); a cached one costs no promise at all.
  */
-export function authHook(db: Executor, scope: Exclude<RouteScope, 'public'>, checkChanges?: () => void): onRequestHookHandler {
+export function authHook(
+  db: Executor,
+  scope: Exclude<RouteScope, 'public'>,
+  checkChanges?: () => void,
+  /** The route's own flags, read once when the route is added (`request.routeOptions` builds a new object on every read). */
+  route: { deliveryOpen?: boolean; managementOnly?: boolean } = {},
+): onRequestHookHandler {
+  const deliveryOpen = !!route.deliveryOpen;
+  const managementOnly = !!route.managementOnly;
   // One answer per token and access, made once: the request's auth context is shared and frozen.
   const contexts = new WeakMap<VerifiedToken, Partial<Record<Access, AuthContext>>>();
   const authorize = (request: FastifyRequest, token: VerifiedToken): void => {
     if (token.kind === 'delivery' && !READ_METHODS.has(request.method)) throw new AppError('READ_ONLY_TOKEN');
     let access: Access | null;
     // Delivery tokens read the content groups only, whatever scopes an older token row holds (decisions G13).
-    if (token.kind === 'delivery' && request.routeOptions.config.deliveryOpen) access = 'all';
-    else if (token.kind === 'delivery' && (!isDeliveryScope(scope) || request.routeOptions.config.managementOnly)) {
+    if (token.kind === 'delivery' && deliveryOpen) access = 'all';
+    else if (token.kind === 'delivery' && (!isDeliveryScope(scope) || managementOnly)) {
       throw new AppError('MISSING_SCOPE', { message: `Delivery tokens cannot use this endpoint (scope "${scope}"): they read published content only.` });
     } else access = accessFor(token.scopes, scope);
     if (!access) throw new AppError('MISSING_SCOPE', { message: `This endpoint requires the scope "${scope}".` });

@@ -205,7 +205,9 @@ interface Budget {
   tokenMax: number;
   addressMax: number;
   windowMs: number;
-  memory: MemoryCounters;
+  /** In memory, by token id and by address apart, so a request's key is the id or address itself (no string built per request). */
+  tokens: MemoryCounters;
+  addresses: MemoryCounters;
   redis: CounterStore | null;
 }
 
@@ -244,7 +246,8 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     tokenMax: own?.max ?? config.rateLimit.max,
     addressMax: own?.max ?? config.rateLimit.publicMax,
     windowMs: own?.timeWindow ?? config.rateLimit.windowMs,
-    memory: new MemoryCounters(),
+    tokens: new MemoryCounters(),
+    addresses: new MemoryCounters(),
     redis: redis && new RedisStore(false, false, redis, prefix),
   });
   const global = budget('cairn-rl:');
@@ -260,25 +263,26 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
     reply.header('retry-after', resetSeconds);
     done(new AppError('RATE_LIMITED', { message: `Rate limit of ${max} requests exceeded; retry in ${resetSeconds} s.` }));
   };
-  const count = (b: Budget, key: string, byToken: boolean, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const max = byToken ? b.tokenMax : b.addressMax;
-    const inMemory = () => {
-      const now = Date.now();
-      const counter = b.memory.incr(key, b.windowMs, now);
-      answer(reply, done, max, counter.current, counter.resetAt - now);
-    };
-    if (!b.redis || !switchTo) return inMemory();
+  const inMemory = (b: Budget, id: string, byToken: boolean, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const now = Date.now();
+    const counter = (byToken ? b.tokens : b.addresses).incr(id, b.windowMs, now);
+    answer(reply, done, byToken ? b.tokenMax : b.addressMax, counter.current, counter.resetAt - now);
+  };
+  /** Counts a request against a token id (`byToken`) or an address. */
+  const count = (b: Budget, id: string, byToken: boolean, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (!b.redis || !switchTo) return inMemory(b, id, byToken, reply, done);
     if (redis!.status !== 'ready' || breaker!.open) {
       switchTo('memory', breaker!.open ? 'redis did not answer in time' : `redis connection ${redis!.status}`);
-      return inMemory();
+      return inMemory(b, id, byToken, reply, done);
     }
+    const max = byToken ? b.tokenMax : b.addressMax;
     b.redis.incr(
-      key,
+      byToken ? `t:${id}` : `ip:${id}`,
       (err, result) => {
         if (err || !result) {
           breaker!.trip();
           switchTo('memory', err?.message);
-          return inMemory();
+          return inMemory(b, id, byToken, reply, done);
         }
         switchTo('redis');
         answer(reply, done, max, result.current, result.ttl);
@@ -298,24 +302,24 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
   };
   /** The last look-up queued for each address over its failure budget. */
   const queuedLookUps = new Map<string, Promise<unknown>>();
-  const limiter = (b: Budget) =>
+  /** A route's limiter; `publicRoute` read once when the route is added (`request.routeOptions` builds a new object on every read). */
+  const limiter = (b: Budget, publicRoute: boolean) =>
     function rateLimit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
-      const raw = request.routeOptions.config?.scope === 'public' ? null : bearerToken(request.headers.authorization);
-      const byAddress = () => count(b, `ip:${request.ip}`, false, reply, done);
-      if (!raw) return byAddress();
+      const raw = publicRoute ? null : bearerToken(request.headers.authorization);
+      if (!raw) return count(b, request.ip, false, reply, done);
       const cached = verifyCachedToken(db, raw, checkChanges);
       if (cached !== null) {
         const tokenId = settle(request, cached);
-        return tokenId ? count(b, `t:${tokenId}`, true, reply, done) : byAddress();
+        return tokenId ? count(b, tokenId, true, reply, done) : count(b, request.ip, false, reply, done);
       }
       const lookUp = () =>
         verifyToken(db, raw, checkChanges).then(
-          (token) => count(b, `t:${settle(request, token)}`, true, reply, done),
+          (token) => count(b, settle(request, token)!, true, reply, done),
           (err: Error) => {
             // An invalid token counts against its address; a database fault goes on to the errors plugin (503).
             if (!(err instanceof AppError)) return done(err);
             settle(request, err);
-            byAddress();
+            count(b, request.ip, false, reply, done);
           },
         );
       if (!failures.exceeded(request.ip) || verifiedBefore(raw)) return void lookUp();
@@ -330,14 +334,16 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, db
         if (queuedLookUps.get(ip) === run) queuedLookUps.delete(ip);
       });
     };
-  const globalLimiter = limiter(global);
+  const globalLimiter = limiter(global, false);
+  const globalPublicLimiter = limiter(global, true);
 
   // Each route gets its limiter when it is added: none on the routes never counted.
   app.addHook('onRoute', (route: RouteOptions) => {
     if (uncounted(route.url)) return;
     const own = route.config?.rateLimit;
     const methods = Array.isArray(route.method) ? route.method.join('') : route.method;
-    const hook = own ? limiter(budget(`cairn-rl:${methods}${route.url}-`, own)) : globalLimiter;
+    const publicRoute = route.config?.scope === 'public';
+    const hook = own ? limiter(budget(`cairn-rl:${methods}${route.url}-`, own), publicRoute) : publicRoute ? globalPublicLimiter : globalLimiter;
     route.onRequest = [
       hook,
       ...(route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]),

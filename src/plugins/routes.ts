@@ -164,6 +164,6 @@ export function registerRouteGuard(
     schema.description = `${schema.description ? `${schema.description}\n\n` : ''}Requires scope \`${scope}\`.${also}`;
     if (conditional.length) schema['x-conditional-scopes'] = conditional;
 
-    attach(route, scope, authHook(db, scope, checkChanges));
+    attach(route, scope, authHook(db, scope, checkChanges, { deliveryOpen: route.config?.deliveryOpen, managementOnly: route.config?.managementOnly }));
   });
 }

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import type { Executor } from '../../db/types.js';
 import { parseJson } from '../../db/json.js';
 import { AppError } from '../../shared/errors.js';
@@ -135,7 +135,8 @@ const noCheck = () => undefined;
 
 /** The verified token, or the AppError of a token that does not verify against this row. */
 function check(db: Executor, entry: CachedToken | undefined, hexId: string, secret: string): VerifiedToken | AppError {
-  const given = createHash('sha256').update(secret).digest();
+  // One-shot: no Hash object per request (issue 37).
+  const given = hash('sha256', secret, 'buffer');
   if (!entry || entry.hash.length !== given.length || !timingSafeEqual(entry.hash, given)) return new AppError('UNAUTHORIZED');
   const at = Date.now();
   if (entry.revoked || entry.expiresAt <= at) {

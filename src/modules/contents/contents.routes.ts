@@ -12,6 +12,13 @@ const tags = ['Contents'];
 /** A status other than draft, and any status change, also needs contents.publish (decisions G12, H10). */
 const STATUS_SCOPE = { scope: 'contents.publish', when: 'to create a content in a status other than draft or to change its status' } as const;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The stored body JSON text of the detail this request answers (handOverBody), for spliceStoredBody. */
+    storedBody?: string;
+  }
+}
+
 /**
  * Detail reads and the answers of writes give the stored body JSON text as it is (decisions N11): the handler hands it
  * over with `body: null`, and this onSend hook puts it in place of the first `,"body":null` of
@@ -19,18 +26,25 @@ const STATUS_SCOPE = { scope: 'contents.publish', when: 'to create a content in 
  * serialized string every quote is escaped (`,\"` never `,"`), and the keys serialized before
  * `body` (the summary's) hold no object with a `body` key.
  */
-const storedBodies = new WeakMap<FastifyRequest, string>();
-
 function handOverBody<T extends { bodyJson?: string }>(req: FastifyRequest, detail: T): Omit<T, 'bodyJson'> {
   const { bodyJson, ...rest } = detail;
-  if (bodyJson !== undefined) storedBodies.set(req, bodyJson);
+  if (bodyJson !== undefined) req.storedBody = bodyJson;
   return rest;
 }
 
-async function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, payload: unknown) {
-  const body = storedBodies.get(req);
-  if (body === undefined || typeof payload !== 'string') return payload;
-  return payload.replace(',"body":null,', () => `,"body":${body},`);
+const BODY_PLACEHOLDER = ',"body":null,';
+
+/**
+ * A callback hook (an async one costs every detail read a promise and a tick), and the answer is
+ * joined from slices, not rebuilt by `replace`: V8 keeps the concatenation as a rope that the
+ * socket write flattens once (issue 37).
+ */
+function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) {
+  const body = req.storedBody;
+  if (body === undefined || typeof payload !== 'string') return done(null, payload);
+  const at = payload.indexOf(BODY_PLACEHOLDER);
+  if (at < 0) return done(null, payload);
+  done(null, `${payload.slice(0, at)},"body":${body},${payload.slice(at + BODY_PLACEHOLDER.length)}`);
 }
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: "Default: the site's default locale" })) });
@@ -44,6 +58,8 @@ export const contentsModule: AppModule = {
     });
   },
   routes(app, { db }) {
+    // Declared once, so every request keeps one shape (a property added later would change it).
+    app.decorateRequest('storedBody', undefined);
     app.get(
       '/contents',
       {
