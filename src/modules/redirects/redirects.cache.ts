@@ -25,7 +25,7 @@ export function settingsOf(row: { log_retention_days: number | null; anonymize_i
 }
 
 /** Rules read per statement when loading a site's rules. */
-export const RULES_PAGE = 1000;
+export const RULES_PAGE = 250;
 
 /**
  * Reads a site's active rules and settings from the database and compiles them, a page of
