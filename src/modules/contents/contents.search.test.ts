@@ -166,6 +166,25 @@ describe('searchContents', () => {
     expect(hit!.titleHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
   });
 
+  it('makes the excerpt of a long body from its head, and from the whole body when the hit lies past it (decisions HN7)', async () => {
+    const siteId = await newSite();
+    const tail = ' calm water here'.repeat(20);
+    // Hit at the start of a 10 KB body; hit only at character 8,400; hit cut by the 4,096-character head.
+    const early = await insert(siteId, { title: 'Early', body_text: `The osprey dives.${' filler word'.repeat(800)}` });
+    const late = await insert(siteId, { title: 'Late', body_text: `${'filler word '.repeat(700)}the osprey dives${tail}` });
+    const straddling = await insert(siteId, { title: 'Straddling', body_text: `${'ab '.repeat(1364)}osprey${tail}` });
+    const { hits } = await search(siteId, 'osprey');
+    const excerpt = (id: number) => hits.find((h) => h.id === id)!.bodyHighlight;
+    expect(hits).toHaveLength(3);
+    for (const id of [early, late, straddling]) expect(excerpt(id)).toContain('<mark>osprey</mark>');
+    if (dialect === 'sqlite') {
+      // 24 words centred on the hit, as FTS5's snippet() centres them: 11 before it, 12 after.
+      expect(excerpt(early)).toBe(`The <mark>osprey</mark> dives.${' filler word'.repeat(10)} filler…`);
+      expect(excerpt(late)).toBe(`…${'filler word '.repeat(5)}the <mark>osprey</mark> dives calm water here calm water here calm water here calm water…`);
+      expect(excerpt(straddling)).toBe(`…${'ab '.repeat(11)}<mark>osprey</mark> calm water here calm water here calm water here calm water here…`);
+    }
+  });
+
   it('gives the start of the body as the excerpt when only the title matches', async () => {
     const siteId = await newSite();
     await insert(siteId, { title: 'Grebe', body_text: 'First words of the body. '.repeat(40) });
