@@ -78,6 +78,21 @@ export const dictOf = (column: SessionDim): string => (column === 'entry_path' |
 
 const PV = TYPE_CODE.pageview;
 const ENGAGEMENT = TYPE_CODE.engagement;
+/** The session columns with an index `(site_id, column, sample, day)` (migration 0036): an `is` filter on one narrows a scan. */
+export const INDEXED_FILTER_COLUMNS: ReadonlySet<string> = new Set([
+  'country',
+  'device',
+  'browser',
+  'os',
+  'source',
+  'entry_path',
+  'referrer',
+  'city',
+  'language',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+]);
 /** sample = visitor & 63 (the store), so a sample is 1/k of the visitors for k a power of two up to 64. */
 const MAX_SAMPLE_K = 64;
 
@@ -295,11 +310,23 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<Retur
   return merge(rows, spec.bucket);
 }
 
-/** Rows a scan would read, known from the rollups (visits; pageviews for pages): decides sampling. */
+/**
+ * Rows a scan reads, known from the rollups (visits; events for pages), which decides sampling.
+ * An `is` filter on a session column is read through its index `(site_id, column, sample, day)`
+ * (migration 0036), so the scan reads only the sessions of those values: their rollup rows give
+ * the count, and the smallest of the filters' counts is the size (decisions AR5). Without such a
+ * filter the scan reads every session of the range.
+ */
 async function scanSize(db: Executor, spec: ReadSpec): Promise<number> {
-  const totals = await readRollups(db, { ...spec, filters: [], group: null, bucket: 'none' }, { dim: 'total', paired: false });
-  const t = totals[0];
-  return t ? (spec.group === 'page' ? t.events : t.visits) : 0;
+  const sizeOf = (rows: SumRow[]) => rows.reduce((n, r) => n + (spec.group === 'page' ? r.events : r.visits), 0);
+  const whole = { ...spec, filters: [], group: null, bucket: 'none' as const };
+  let size = sizeOf(await readRollups(db, whole, { dim: 'total', paired: false }));
+  for (const filter of spec.filters) {
+    const { column, dict } = FILTER_COLUMN[filter.dim];
+    if (filter.op !== 'is' || column === 'path' || !INDEXED_FILTER_COLUMNS.has(column)) continue;
+    size = Math.min(size, sizeOf(await readRollups(db, whole, { dim: column, paired: false, only: { dict, filter } })));
+  }
+  return size;
 }
 
 async function readScan(db: Executor, spec: ReadSpec): Promise<ReadResult> {
