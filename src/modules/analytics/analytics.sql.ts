@@ -113,7 +113,13 @@ function valueIds(db: Executor, siteId: string, dict: string, filter: AnalyticsF
  * per name, its `is` and `contains` entries OR and its `is_not` entries exclude; names AND.
  * `path` on sessions means a pageview of the session on such a path.
  */
-export function filterCondition(db: Executor, siteId: string, filters: readonly AnalyticsFilter[], pathOnEvents: boolean): RawBuilder<unknown> {
+export function filterCondition(
+  db: Executor,
+  siteId: string,
+  filters: readonly AnalyticsFilter[],
+  pathOnEvents: boolean,
+  driver: string | null = null,
+): RawBuilder<unknown> {
   const byDim = new Map<FilterDim, AnalyticsFilter[]>();
   for (const f of filters) (byDim.get(f.dim) ?? byDim.set(f.dim, []).get(f.dim)!).push(f);
   const parts: RawBuilder<unknown>[] = [];
@@ -121,7 +127,8 @@ export function filterCondition(db: Executor, siteId: string, filters: readonly 
     const { column, dict } = FILTER_COLUMN[dim];
     const test = (f: AnalyticsFilter): RawBuilder<unknown> => {
       const ids = valueIds(db, siteId, dict, f);
-      if (column !== 'path') return sql`s.${sql.ref(column)} in ${ids}`;
+      // `+` keeps the planner off a column's index when another one drives the scan (decisions AR5).
+      if (column !== 'path') return column === driver || driver === null ? sql`s.${sql.ref(column)} in ${ids}` : sql`+s.${sql.ref(column)} in ${ids}`;
       if (pathOnEvents) return sql`e.path in ${ids}`;
       return sql`exists (select 1 from analytics_events pe where pe.session_id = s.id and pe.type = ${PV} and pe.path in ${ids})`;
     };
@@ -175,13 +182,21 @@ const keyAliases = (n: number) => Array.from({ length: n }, (_, i) => sql.raw(`k
  * The same GROUP BY as the rebuild, on raw rows: per day (visitors are distinct per day, design
  * 3.2) and per key. `days` restricts the days (a range, or the dirty ones).
  */
-function liveSelect(db: Executor, spec: ReadSpec, days: RawBuilder<unknown>, keyCount: number, sample: number[] | null): RawBuilder<unknown> {
+function liveSelect(
+  db: Executor,
+  spec: ReadSpec,
+  days: RawBuilder<unknown>,
+  keyCount: number,
+  sample: number[] | null,
+  driver: string | null = null,
+): RawBuilder<unknown> {
   const bucket = spec.bucket === 'hour' ? sql`s.day * 24 + s.hour` : sql`s.day`;
   const sampled = sample ? sql` and s.sample in (${sql.join(sample)})` : sql``;
+  const sessions = driver ? sql`analytics_sessions s ${dialectOf(db).indexedBy(`analytics_sessions_${driver}_idx`)}` : sql`analytics_sessions s`;
   if (spec.group === 'page') {
     return sql`select ${bucket} as bucket, coalesce(e.path, 0) as k1, 0 as k2, ${metricsOfPages}
-      from analytics_sessions s join analytics_events e on e.session_id = s.id
-      where s.site_id = ${spec.siteId} and ${days}${sampled} and e.type in (${PV}, ${ENGAGEMENT}) and ${filterCondition(db, spec.siteId, spec.filters, true)}
+      from ${sessions} join analytics_events e on e.session_id = s.id
+      where s.site_id = ${spec.siteId} and ${days}${sampled} and e.type in (${PV}, ${ENGAGEMENT}) and ${filterCondition(db, spec.siteId, spec.filters, true, driver)}
       group by ${bucket}, e.path`;
   }
   const columns = spec.group ?? [];
@@ -195,8 +210,8 @@ function liveSelect(db: Executor, spec: ReadSpec, days: RawBuilder<unknown>, key
       : sql``;
   const groupBy = [bucket, ...columns.map((c) => sql`s.${sql.ref(c)}`)];
   return sql`select ${bucket} as bucket, ${sql.join(keys)}, ${metricsOfSessions}
-    from analytics_sessions s
-    where s.site_id = ${spec.siteId} and ${days}${sampled}${known} and ${filterCondition(db, spec.siteId, spec.filters, false)}
+    from ${sessions}
+    where s.site_id = ${spec.siteId} and ${days}${sampled}${known} and ${filterCondition(db, spec.siteId, spec.filters, false, driver)}
     group by ${sql.join(groupBy)}`;
 }
 
@@ -317,26 +332,32 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<Retur
  * the count, and the smallest of the filters' counts is the size (decisions AR5). Without such a
  * filter the scan reads every session of the range.
  */
-async function scanSize(db: Executor, spec: ReadSpec): Promise<number> {
+async function scanSize(db: Executor, spec: ReadSpec): Promise<{ size: number; driver: string | null }> {
   const sizeOf = (rows: SumRow[]) => rows.reduce((n, r) => n + (spec.group === 'page' ? r.events : r.visits), 0);
   const whole = { ...spec, filters: [], group: null, bucket: 'none' as const };
   let size = sizeOf(await readRollups(db, whole, { dim: 'total', paired: false }));
+  let driver: string | null = null;
   for (const filter of spec.filters) {
     const { column, dict } = FILTER_COLUMN[filter.dim];
     if (filter.op !== 'is' || column === 'path' || !INDEXED_FILTER_COLUMNS.has(column)) continue;
-    size = Math.min(size, sizeOf(await readRollups(db, whole, { dim: column, paired: false, only: { dict, filter } })));
+    const rows = sizeOf(await readRollups(db, whole, { dim: column, paired: false, only: { dict, filter } }));
+    if (driver === null || rows < size) {
+      size = Math.min(size, rows);
+      driver = column;
+    }
   }
-  return size;
+  return { size, driver };
 }
 
 async function readScan(db: Executor, spec: ReadSpec): Promise<ReadResult> {
-  const size = await scanSize(db, spec);
+  const { size, driver } = await scanSize(db, spec);
   let k = 1;
   while (size / k > spec.sampleThreshold && k < MAX_SAMPLE_K) k *= 2;
   const sample = k > 1 ? Array.from({ length: MAX_SAMPLE_K / k }, (_, i) => i * k) : null;
   const keyCount = spec.group === null ? 1 : spec.group === 'page' ? 1 : spec.group.length;
-  const days = sql`s.day between ${spec.fromDay} and ${spec.toDay}`;
-  const result = await sql<Record<string, unknown>>`${liveSelect(db, spec, days, Math.max(keyCount, 2), sample)}`.execute(db);
+  // With a driving filter the range is a condition on its index's rows, not a day-index search.
+  const days = driver ? sql`+s.day between ${spec.fromDay} and ${spec.toDay}` : sql`s.day between ${spec.fromDay} and ${spec.toDay}`;
+  const result = await sql<Record<string, unknown>>`${liveSelect(db, spec, days, Math.max(keyCount, 2), sample, driver)}`.execute(db);
   const rows = toRows(result.rows, Math.max(keyCount, 1), k).map((r) => (spec.group === null ? { ...r, keys: [] } : r));
   return { rows: merge(rows, spec.bucket), sampleRate: 1 / k };
 }
