@@ -78,21 +78,51 @@ export const dictOf = (column: SessionDim): string => (column === 'entry_path' |
 
 const PV = TYPE_CODE.pageview;
 const ENGAGEMENT = TYPE_CODE.engagement;
-/** The session columns with an index `(site_id, column, sample, day)` (migration 0036): an `is` filter on one narrows a scan. */
-export const INDEXED_FILTER_COLUMNS: ReadonlySet<string> = new Set([
-  'country',
-  'device',
-  'browser',
-  'os',
-  'source',
+/**
+ * The session columns with an index `(site_id, column, sample, day)` (migration 0036): an `is`
+ * filter on one narrows a scan. Ordered by how many values a column usually has, most first:
+ * where no counts are at hand (the event reports), the first one filtered drives the scan.
+ */
+const INDEXED_BY_VALUES = [
   'entry_path',
-  'referrer',
   'city',
-  'language',
+  'referrer',
+  'utm_campaign',
   'utm_source',
   'utm_medium',
-  'utm_campaign',
-]);
+  'language',
+  'country',
+  'os',
+  'browser',
+  'source',
+  'device',
+] as const;
+export const INDEXED_FILTER_COLUMNS: ReadonlySet<string> = new Set(INDEXED_BY_VALUES);
+
+/** The index a filtered read drives from: SQL naming it for `from`, and its column (null: none, the day index). */
+function sessionsFrom(db: Executor, driver: string | null): RawBuilder<unknown> {
+  return driver ? sql`analytics_sessions s ${dialectOf(db).indexedBy(`analytics_sessions_${driver}_idx`)}` : sql`analytics_sessions s`;
+}
+
+/**
+ * The filters of a read without rollup counts at hand (the event reports): the condition, the
+ * sessions' `from` through the index of the most-valued column with an `is` filter, and the day
+ * range as a condition on that index's rows (decisions AR5).
+ */
+export function narrowedRead(
+  db: Executor,
+  siteId: string,
+  filters: readonly AnalyticsFilter[],
+  pathOnEvents: boolean,
+): { filter: RawBuilder<unknown>; sessions: RawBuilder<unknown>; dayColumn: RawBuilder<unknown> } {
+  const filtered = new Set(filters.filter((f) => f.op === 'is').map((f) => FILTER_COLUMN[f.dim].column as string));
+  const driver = INDEXED_BY_VALUES.find((c) => filtered.has(c)) ?? null;
+  return {
+    filter: filterCondition(db, siteId, filters, pathOnEvents, driver),
+    sessions: sessionsFrom(db, driver),
+    dayColumn: driver ? sql`+s.day` : sql`s.day`,
+  };
+}
 /** sample = visitor & 63 (the store), so a sample is 1/k of the visitors for k a power of two up to 64. */
 const MAX_SAMPLE_K = 64;
 
@@ -192,7 +222,7 @@ function liveSelect(
 ): RawBuilder<unknown> {
   const bucket = spec.bucket === 'hour' ? sql`s.day * 24 + s.hour` : sql`s.day`;
   const sampled = sample ? sql` and s.sample in (${sql.join(sample)})` : sql``;
-  const sessions = driver ? sql`analytics_sessions s ${dialectOf(db).indexedBy(`analytics_sessions_${driver}_idx`)}` : sql`analytics_sessions s`;
+  const sessions = sessionsFrom(db, driver);
   if (spec.group === 'page') {
     return sql`select ${bucket} as bucket, coalesce(e.path, 0) as k1, 0 as k2, ${metricsOfPages}
       from ${sessions} join analytics_events e on e.session_id = s.id
