@@ -94,6 +94,8 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
     }
     if (dirtySet.size) parts.push(...live(sql`s.day in (${sql.join(dirty)})`, false));
   }
+  // A raw report's range can lie wholly before raw retention (its start moved past its end): nothing to read.
+  if (!parts.length) return [];
   const union = sql.join(parts, sql` union all `);
   const { rows } = await sql<Record<string, unknown>>`select dim, v1, v2, ${SUMS} from (${union}) u
     ${v1 === undefined ? sql`` : sql`where v1 = ${v1}`} group by dim, v1, v2`.execute(db);
