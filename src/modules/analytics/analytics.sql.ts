@@ -387,7 +387,15 @@ async function readScan(db: Executor, spec: ReadSpec): Promise<ReadResult> {
   const keyCount = spec.group === null ? 1 : spec.group === 'page' ? 1 : spec.group.length;
   // With a driving filter the range is a condition on its index's rows, not a day-index search.
   const days = driver ? sql`+s.day between ${spec.fromDay} and ${spec.toDay}` : sql`s.day between ${spec.fromDay} and ${spec.toDay}`;
-  const result = await sql<Record<string, unknown>>`${liveSelect(db, spec, days, Math.max(keyCount, 2), sample, driver)}`.execute(db);
+  const live = liveSelect(db, spec, days, Math.max(keyCount, 2), sample, driver);
+  // One bucket: the days (visitors are distinct per day) are summed in the statement, not row by row here.
+  const keys = keyAliases(Math.max(keyCount, 2));
+  const read =
+    spec.bucket === 'none'
+      ? sql`select 0 as bucket, ${sql.join(keys)}, ${sql.join(SUM_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))}
+          from (${live}) days group by ${sql.join(keys)}`
+      : live;
+  const result = await sql<Record<string, unknown>>`${read}`.execute(db);
   const rows = toRows(result.rows, Math.max(keyCount, 1), k).map((r) => (spec.group === null ? { ...r, keys: [] } : r));
   return { rows: merge(rows, spec.bucket), sampleRate: 1 / k };
 }
