@@ -31,6 +31,7 @@ import * as m0029 from './migrations/0029_analytics.js';
 import * as m0030 from './migrations/0030_seo_change_notify.js';
 import * as m0034 from './migrations/0034_idempotency_keys.js';
 import * as m0035 from './migrations/0035_site_bundles.js';
+import * as m0036 from './migrations/0036_analytics_scan_indexes.js';
 import * as m0037 from './migrations/0037_export_heartbeat.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<
   '0030_seo_change_notify': m0030,
   '0034_idempotency_keys': m0034,
   '0035_site_bundles': m0035,
+  '0036_analytics_scan_indexes': m0036,
   '0037_export_heartbeat': m0037,
 };
 

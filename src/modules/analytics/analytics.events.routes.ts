@@ -10,7 +10,7 @@ import type { DimRange } from './analytics.events.sql.js';
 import { SESSION_SORT } from './analytics.events.sql.js';
 import { type AnalyticsQuery, type AnalyticsQueryString, analyticsQuerySchema, parseAnalyticsQuery, rejectUnknownParameters } from './analytics.query.js';
 import * as repo from './analytics.repository.js';
-import { filterCondition } from './analytics.sql.js';
+import { narrowedRead } from './analytics.sql.js';
 import { DEFAULTS } from './analytics.settings.js';
 import type { Collector } from './analytics.collector.js';
 import { localTime } from './analytics.time.js';
@@ -61,7 +61,7 @@ function rangeOf(db: Executor, ctx: Context, opts: { raw?: boolean; pathOn: 'eve
     siteId: query.siteId,
     fromDay: opts.raw ? Math.max(query.fromDay, ctx.rawFromDay) : query.fromDay,
     toDay: query.toDay,
-    ...(filters.length ? { filter: filterCondition(db, query.siteId, filters, opts.pathOn === 'event') } : {}),
+    ...(filters.length ? narrowedRead(db, query.siteId, filters, opts.pathOn === 'event') : {}),
   };
 }
 

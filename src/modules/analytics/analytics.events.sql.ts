@@ -29,6 +29,9 @@ export interface DimRange {
   toDay: number;
   /** The filters as a condition on `s` (and `e` for event dims): set, the range is scanned live (rollups hold no filtered rows). */
   filter?: RawBuilder<unknown>;
+  /** With a filter: the sessions' `from` (through a filter column's index) and their day column (`narrowedRead`, decisions AR5). */
+  sessions?: RawBuilder<unknown>;
+  dayColumn?: RawBuilder<unknown>;
 }
 
 async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay: number): Promise<number[]> {
@@ -52,10 +55,15 @@ async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay:
 export async function readEventDims(db: Executor, range: DimRange, dims: readonly EventDim[], v1?: number): Promise<DimRow[]> {
   const { siteId, fromDay, toDay } = range;
   const names = (rows: RawBuilder<unknown>) => sql`select dim, v1, v2, ${COLS} from (${rows}) x`;
-  const live = (days: RawBuilder<unknown>) => dims.map((dim) => names(eventDimSelect(dim, { siteId, days, filter: range.filter } satisfies RowScope)));
+  const live = (days: RawBuilder<unknown>, narrowed: boolean) =>
+    dims.map((dim) =>
+      names(
+        eventDimSelect(dim, { siteId, days, filter: range.filter, ...(narrowed && range.sessions ? { sessions: range.sessions } : {}) } satisfies RowScope),
+      ),
+    );
   const parts: RawBuilder<unknown>[] = [];
   if (range.filter) {
-    parts.push(...live(sql`s.day between ${fromDay} and ${toDay}`));
+    parts.push(...live(sql`${range.dayColumn ?? sql`s.day`} between ${fromDay} and ${toDay}`, true));
   } else {
     const dirty = await dirtyDaysOf(db, siteId, fromDay, toDay);
     const dirtySet = new Set(dirty);
@@ -84,8 +92,10 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
         sql`select dim, v1, v2, ${COLS} from analytics_daily r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and (${inRanges})${notDirty}`,
       );
     }
-    if (dirtySet.size) parts.push(...live(sql`s.day in (${sql.join(dirty)})`));
+    if (dirtySet.size) parts.push(...live(sql`s.day in (${sql.join(dirty)})`, false));
   }
+  // A raw report's range can lie wholly before raw retention (its start moved past its end): nothing to read.
+  if (!parts.length) return [];
   const union = sql.join(parts, sql` union all `);
   const { rows } = await sql<Record<string, unknown>>`select dim, v1, v2, ${SUMS} from (${union}) u
     ${v1 === undefined ? sql`` : sql`where v1 = ${v1}`} group by dim, v1, v2`.execute(db);

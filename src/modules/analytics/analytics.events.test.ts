@@ -382,6 +382,12 @@ describe('analytics event reports (design 5) on an Asia/Kolkata fixture', () => 
     expect(gone.body).toEqual(unknown.body);
     const clipped = await get(api, `/v1/analytics/sessions?${days}`);
     expect(clipped).toEqual({ data: [], meta: { total: 0, perPage: 15, currentPage: 1, lastPage: 1, rawDataFrom: dateOf(today.day - 7) } });
+    // A range that ends before raw retention starts reads nothing (it answered 500: an empty UNION).
+    const before = `startDate=${dateOf(today.day - 40)}&endDate=${dateOf(today.day - 30)}`;
+    expect(await get(api, `/v1/analytics/heatmap/scroll?${before}&path=/home`)).toEqual({
+      data: { path: '/home', pageviews: 0, averageDepth: 0, depths: Array.from({ length: 10 }, (_, i) => ({ depth: (i + 1) * 10, percentage: 0 })) },
+      meta: { rawDataFrom: dateOf(today.day - 7) },
+    });
   });
 
   it('draws the click heatmap of a page: grid points densest first and elements with rage and dead clicks, separated by device', async () => {

@@ -363,6 +363,37 @@ describe('analytics reports (decisions A7-A9)', () => {
     expect(await readSums(ctx.app.database.db, { ...spec, filters: [], sampleThreshold: 1 })).toMatchObject({ sampleRate: 1, rows: [{ visits: 4 }] });
     expect((await api.get(`/v1/analytics/overview?${RANGE}&country=!DE`)).body.meta).toEqual({ startDate: date(0), endDate: date(2), sampled: false });
   });
+
+  it('an `is` filter on an indexed session column narrows the scan to its rows: exact while they are under the threshold (decisions AR5)', async () => {
+    const api = await kolkataSite();
+    await importEvents(api, [...FIXTURE, LATE]);
+    const db = ctx.app.database.db;
+    const DE = { dim: 'country' as const, op: 'is' as const, values: ['DE'] };
+    const base = { siteId: api.siteId, fromDay: D0, toDay: D0 + 2, filters: [DE], bucket: 'none' as const };
+    const browsers = { ...base, group: ['browser' as const] };
+    // 4 visits in the range, 2 of them German (A1, A2): a threshold of 2 reads the 2 exactly, of 1 samples them.
+    const exact = await readSums(db, { ...browsers, sampleThreshold: 2 });
+    expect(exact.sampleRate).toBe(1);
+    expect(exact.rows).toMatchObject([{ visitors: 1, visits: 2, pageviews: 4, bounces: 1, duration_ms: 600_000 }]);
+    expect(exact.rows).toEqual((await readSums(db, { ...browsers, sampleThreshold: 1_000_000 })).rows);
+    expect((await readSums(db, { ...browsers, sampleThreshold: 1 })).sampleRate).toBe(0.5);
+    // Pages read the events of the German sessions: 5 (A1: 3 pageviews and an engagement; A2: 1 pageview) of 10.
+    const pagesSpec = { ...base, group: 'page' as const };
+    const pages = await readSums(db, { ...pagesSpec, sampleThreshold: 5 });
+    expect(pages.sampleRate).toBe(1);
+    const byPath = Object.fromEntries(pages.rows.map((r) => [r.keys[0], r]));
+    expect(pages.rows.map((r) => [r.pageviews, r.visits, r.bounces, r.engaged_ms]).sort()).toEqual([
+      [1, 1, 0, 30_000],
+      [1, 1, 1, 0],
+      [2, 1, 0, 0],
+    ]);
+    expect(Object.keys(byPath)).toHaveLength(3);
+    expect(pages.rows).toEqual((await readSums(db, { ...pagesSpec, sampleThreshold: 1_000_000 })).rows);
+    expect((await readSums(db, { ...pagesSpec, sampleThreshold: 4 })).sampleRate).toBeLessThan(1);
+    // A filter that is not `is` narrows nothing: the range's 4 visits decide.
+    expect((await readSums(db, { ...browsers, filters: [DE, { dim: 'device', op: 'is_not', values: ['mobile'] }], sampleThreshold: 2 })).sampleRate).toBe(1);
+    expect((await readSums(db, { ...browsers, filters: [{ dim: 'country', op: 'contains', values: ['D'] }], sampleThreshold: 2 })).sampleRate).toBe(0.5);
+  });
 });
 
 describe('analytics report parameters (decisions A8, design 4)', () => {

@@ -33,11 +33,14 @@ export interface RowScope {
   /** A condition on `s.day`, e.g. `s.day = 20000` or `s.day between a and b`. */
   days: RawBuilder<unknown>;
   filter?: RawBuilder<unknown>;
+  /** The sessions' `from` clause (alias `s`) when a filter column's index drives the read; default the table. */
+  sessions?: RawBuilder<unknown>;
 }
 
 const and = (cond: RawBuilder<unknown> | undefined) => (cond ? sql` and ${cond}` : sql``);
+const sessionsOf = (scope: RowScope) => scope.sessions ?? sql`analytics_sessions s`;
 const eventsOf = (scope: RowScope, join = sql``) =>
-  sql`from analytics_events e join analytics_sessions s on s.id = e.session_id ${join}
+  sql`from ${sessionsOf(scope)} join analytics_events e on s.id = e.session_id ${join}
     where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}`;
 
 type Metric = 'visitors' | 'visits' | 'pageviews' | 'bounces' | 'duration_ms' | 'engaged_ms' | 'events' | 'conversions';
@@ -71,7 +74,7 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
     case 'weekday_hour':
       // Day 0 (1970-01-01) was a Thursday, ISO weekday 4.
       return sql`select ${row(sql`s.day`, sql.lit(dim), sql`((s.day + 3) % 7 + 1) * 24 + s.hour`, sql`0`, SESSION_METRICS)}
-        from analytics_sessions s where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}
+        from ${sessionsOf(scope)} where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}
         group by s.day, s.hour`;
     case 'outbound':
     case 'download':

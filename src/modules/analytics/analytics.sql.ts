@@ -78,6 +78,51 @@ export const dictOf = (column: SessionDim): string => (column === 'entry_path' |
 
 const PV = TYPE_CODE.pageview;
 const ENGAGEMENT = TYPE_CODE.engagement;
+/**
+ * The session columns with an index `(site_id, column, sample, day)` (migration 0036): an `is`
+ * filter on one narrows a scan. Ordered by how many values a column usually has, most first:
+ * where no counts are at hand (the event reports), the first one filtered drives the scan.
+ */
+const INDEXED_BY_VALUES = [
+  'entry_path',
+  'city',
+  'referrer',
+  'utm_campaign',
+  'utm_source',
+  'utm_medium',
+  'language',
+  'country',
+  'os',
+  'browser',
+  'source',
+  'device',
+] as const;
+export const INDEXED_FILTER_COLUMNS: ReadonlySet<string> = new Set(INDEXED_BY_VALUES);
+
+/** The index a filtered read drives from: SQL naming it for `from`, and its column (null: none, the day index). */
+function sessionsFrom(db: Executor, driver: string | null): RawBuilder<unknown> {
+  return driver ? sql`analytics_sessions s ${dialectOf(db).indexedBy(`analytics_sessions_${driver}_idx`)}` : sql`analytics_sessions s`;
+}
+
+/**
+ * The filters of a read without rollup counts at hand (the event reports): the condition, the
+ * sessions' `from` through the index of the most-valued column with an `is` filter, and the day
+ * range as a condition on that index's rows (decisions AR5).
+ */
+export function narrowedRead(
+  db: Executor,
+  siteId: string,
+  filters: readonly AnalyticsFilter[],
+  pathOnEvents: boolean,
+): { filter: RawBuilder<unknown>; sessions: RawBuilder<unknown>; dayColumn: RawBuilder<unknown> } {
+  const filtered = new Set(filters.filter((f) => f.op === 'is').map((f) => FILTER_COLUMN[f.dim].column as string));
+  const driver = INDEXED_BY_VALUES.find((c) => filtered.has(c)) ?? null;
+  return {
+    filter: filterCondition(db, siteId, filters, pathOnEvents, driver),
+    sessions: sessionsFrom(db, driver),
+    dayColumn: driver ? sql`+s.day` : sql`s.day`,
+  };
+}
 /** sample = visitor & 63 (the store), so a sample is 1/k of the visitors for k a power of two up to 64. */
 const MAX_SAMPLE_K = 64;
 
@@ -98,7 +143,13 @@ function valueIds(db: Executor, siteId: string, dict: string, filter: AnalyticsF
  * per name, its `is` and `contains` entries OR and its `is_not` entries exclude; names AND.
  * `path` on sessions means a pageview of the session on such a path.
  */
-export function filterCondition(db: Executor, siteId: string, filters: readonly AnalyticsFilter[], pathOnEvents: boolean): RawBuilder<unknown> {
+export function filterCondition(
+  db: Executor,
+  siteId: string,
+  filters: readonly AnalyticsFilter[],
+  pathOnEvents: boolean,
+  driver: string | null = null,
+): RawBuilder<unknown> {
   const byDim = new Map<FilterDim, AnalyticsFilter[]>();
   for (const f of filters) (byDim.get(f.dim) ?? byDim.set(f.dim, []).get(f.dim)!).push(f);
   const parts: RawBuilder<unknown>[] = [];
@@ -106,7 +157,8 @@ export function filterCondition(db: Executor, siteId: string, filters: readonly 
     const { column, dict } = FILTER_COLUMN[dim];
     const test = (f: AnalyticsFilter): RawBuilder<unknown> => {
       const ids = valueIds(db, siteId, dict, f);
-      if (column !== 'path') return sql`s.${sql.ref(column)} in ${ids}`;
+      // `+` keeps the planner off a column's index when another one drives the scan (decisions AR5).
+      if (column !== 'path') return column === driver || driver === null ? sql`s.${sql.ref(column)} in ${ids}` : sql`+s.${sql.ref(column)} in ${ids}`;
       if (pathOnEvents) return sql`e.path in ${ids}`;
       return sql`exists (select 1 from analytics_events pe where pe.session_id = s.id and pe.type = ${PV} and pe.path in ${ids})`;
     };
@@ -160,13 +212,21 @@ const keyAliases = (n: number) => Array.from({ length: n }, (_, i) => sql.raw(`k
  * The same GROUP BY as the rebuild, on raw rows: per day (visitors are distinct per day, design
  * 3.2) and per key. `days` restricts the days (a range, or the dirty ones).
  */
-function liveSelect(db: Executor, spec: ReadSpec, days: RawBuilder<unknown>, keyCount: number, sample: number[] | null): RawBuilder<unknown> {
+function liveSelect(
+  db: Executor,
+  spec: ReadSpec,
+  days: RawBuilder<unknown>,
+  keyCount: number,
+  sample: number[] | null,
+  driver: string | null = null,
+): RawBuilder<unknown> {
   const bucket = spec.bucket === 'hour' ? sql`s.day * 24 + s.hour` : sql`s.day`;
   const sampled = sample ? sql` and s.sample in (${sql.join(sample)})` : sql``;
+  const sessions = sessionsFrom(db, driver);
   if (spec.group === 'page') {
     return sql`select ${bucket} as bucket, coalesce(e.path, 0) as k1, 0 as k2, ${metricsOfPages}
-      from analytics_sessions s join analytics_events e on e.session_id = s.id
-      where s.site_id = ${spec.siteId} and ${days}${sampled} and e.type in (${PV}, ${ENGAGEMENT}) and ${filterCondition(db, spec.siteId, spec.filters, true)}
+      from ${sessions} join analytics_events e on e.session_id = s.id
+      where s.site_id = ${spec.siteId} and ${days}${sampled} and e.type in (${PV}, ${ENGAGEMENT}) and ${filterCondition(db, spec.siteId, spec.filters, true, driver)}
       group by ${bucket}, e.path`;
   }
   const columns = spec.group ?? [];
@@ -180,8 +240,8 @@ function liveSelect(db: Executor, spec: ReadSpec, days: RawBuilder<unknown>, key
       : sql``;
   const groupBy = [bucket, ...columns.map((c) => sql`s.${sql.ref(c)}`)];
   return sql`select ${bucket} as bucket, ${sql.join(keys)}, ${metricsOfSessions}
-    from analytics_sessions s
-    where s.site_id = ${spec.siteId} and ${days}${sampled}${known} and ${filterCondition(db, spec.siteId, spec.filters, false)}
+    from ${sessions}
+    where s.site_id = ${spec.siteId} and ${days}${sampled}${known} and ${filterCondition(db, spec.siteId, spec.filters, false, driver)}
     group by ${sql.join(groupBy)}`;
 }
 
@@ -295,21 +355,47 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<Retur
   return merge(rows, spec.bucket);
 }
 
-/** Rows a scan would read, known from the rollups (visits; pageviews for pages): decides sampling. */
-async function scanSize(db: Executor, spec: ReadSpec): Promise<number> {
-  const totals = await readRollups(db, { ...spec, filters: [], group: null, bucket: 'none' }, { dim: 'total', paired: false });
-  const t = totals[0];
-  return t ? (spec.group === 'page' ? t.events : t.visits) : 0;
+/**
+ * Rows a scan reads, known from the rollups (visits; events for pages), which decides sampling.
+ * An `is` filter on a session column is read through its index `(site_id, column, sample, day)`
+ * (migration 0036), so the scan reads only the sessions of those values: their rollup rows give
+ * the count, and the smallest of the filters' counts is the size (decisions AR5). Without such a
+ * filter the scan reads every session of the range.
+ */
+async function scanSize(db: Executor, spec: ReadSpec): Promise<{ size: number; driver: string | null }> {
+  const sizeOf = (rows: SumRow[]) => rows.reduce((n, r) => n + (spec.group === 'page' ? r.events : r.visits), 0);
+  const whole = { ...spec, filters: [], group: null, bucket: 'none' as const };
+  let size = sizeOf(await readRollups(db, whole, { dim: 'total', paired: false }));
+  let driver: string | null = null;
+  for (const filter of spec.filters) {
+    const { column, dict } = FILTER_COLUMN[filter.dim];
+    if (filter.op !== 'is' || column === 'path' || !INDEXED_FILTER_COLUMNS.has(column)) continue;
+    const rows = sizeOf(await readRollups(db, whole, { dim: column, paired: false, only: { dict, filter } }));
+    if (driver === null || rows < size) {
+      size = Math.min(size, rows);
+      driver = column;
+    }
+  }
+  return { size, driver };
 }
 
 async function readScan(db: Executor, spec: ReadSpec): Promise<ReadResult> {
-  const size = await scanSize(db, spec);
+  const { size, driver } = await scanSize(db, spec);
   let k = 1;
   while (size / k > spec.sampleThreshold && k < MAX_SAMPLE_K) k *= 2;
   const sample = k > 1 ? Array.from({ length: MAX_SAMPLE_K / k }, (_, i) => i * k) : null;
   const keyCount = spec.group === null ? 1 : spec.group === 'page' ? 1 : spec.group.length;
-  const days = sql`s.day between ${spec.fromDay} and ${spec.toDay}`;
-  const result = await sql<Record<string, unknown>>`${liveSelect(db, spec, days, Math.max(keyCount, 2), sample)}`.execute(db);
+  // With a driving filter the range is a condition on its index's rows, not a day-index search.
+  const days = driver ? sql`+s.day between ${spec.fromDay} and ${spec.toDay}` : sql`s.day between ${spec.fromDay} and ${spec.toDay}`;
+  const live = liveSelect(db, spec, days, Math.max(keyCount, 2), sample, driver);
+  // One bucket: the days (visitors are distinct per day) are summed in the statement, not row by row here.
+  const keys = keyAliases(Math.max(keyCount, 2));
+  const read =
+    spec.bucket === 'none'
+      ? sql`select 0 as bucket, ${sql.join(keys)}, ${sql.join(SUM_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))}
+          from (${live}) days group by ${sql.join(keys)}`
+      : live;
+  const result = await sql<Record<string, unknown>>`${read}`.execute(db);
   const rows = toRows(result.rows, Math.max(keyCount, 1), k).map((r) => (spec.group === null ? { ...r, keys: [] } : r));
   return { rows: merge(rows, spec.bucket), sampleRate: 1 / k };
 }
