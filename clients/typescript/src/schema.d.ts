@@ -9310,6 +9310,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteInfo: {
@@ -9357,6 +9366,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteSettings: {
@@ -9397,6 +9415,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9464,6 +9491,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listTimezones: {
@@ -9504,6 +9549,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9558,6 +9612,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLanguageSettings: {
@@ -9598,6 +9661,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9665,6 +9737,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLocaleDetection: {
@@ -9705,6 +9795,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9772,6 +9871,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getNotificationSettings: {
@@ -9812,6 +9929,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9872,6 +9998,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9967,6 +10111,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createCategory: {
@@ -10047,6 +10200,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCategoryTree: {
@@ -10099,6 +10270,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10178,6 +10358,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateCategory: {
@@ -10242,6 +10431,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10316,6 +10523,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCategoryTranslations: {
@@ -10376,6 +10601,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10456,6 +10690,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10545,6 +10797,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createTag: {
@@ -10623,6 +10884,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTag: {
@@ -10683,6 +10962,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10761,6 +11049,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteTag: {
@@ -10828,6 +11134,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTagTranslations: {
@@ -10888,6 +11212,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10968,6 +11301,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11060,6 +11411,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createVariable: {
@@ -11132,6 +11492,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getVariable: {
@@ -11192,6 +11570,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11270,6 +11657,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteVariable: {
@@ -11337,6 +11742,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getVariableTranslations: {
@@ -11397,6 +11820,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11484,6 +11916,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSingleTypes: {
@@ -11557,6 +12007,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSingleType: {
@@ -11613,6 +12072,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11683,6 +12160,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11764,6 +12250,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSingleType: {
@@ -11827,6 +12331,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11933,6 +12455,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createContent: {
@@ -12005,6 +12536,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12109,6 +12658,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkPublishContents: {
@@ -12162,6 +12720,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12229,6 +12805,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkDeleteContents: {
@@ -12282,6 +12876,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12359,6 +12971,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContent: {
@@ -12419,6 +13040,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12497,6 +13127,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteContent: {
@@ -12557,6 +13205,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12631,6 +13297,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unpublishContent: {
@@ -12691,6 +13375,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12770,6 +13472,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContentRevision: {
@@ -12831,6 +13542,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12906,6 +13626,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContentTranslations: {
@@ -12966,6 +13704,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13053,6 +13800,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhookEvents: {
@@ -13093,6 +13858,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13172,6 +13946,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createWebhook: {
@@ -13228,6 +14011,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13295,6 +14096,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13373,6 +14183,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -13433,6 +14261,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13507,6 +14353,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testWebhook: {
@@ -13567,6 +14431,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13656,6 +14538,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getWebhookDelivery: {
@@ -13717,6 +14608,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13794,6 +14694,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13882,6 +14800,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createRedirect: {
@@ -13953,6 +14889,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     redirectStats: {
@@ -13993,6 +14947,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14061,6 +15033,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14142,6 +15123,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resolveRedirectPublic: {
@@ -14207,6 +15197,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportRedirects: {
@@ -14259,6 +15258,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14344,6 +15352,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkDeleteRedirects: {
@@ -14404,6 +15430,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRedirectSettings: {
@@ -14444,6 +15488,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14504,6 +15557,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14575,6 +15646,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14656,6 +15745,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRedirectNotFoundEntry: {
@@ -14723,6 +15830,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRedirect: {
@@ -14783,6 +15908,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14861,6 +16004,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRedirect: {
@@ -14928,6 +16089,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     toggleRedirect: {
@@ -14988,6 +16167,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15075,6 +16272,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSeoSettings: {
@@ -15115,6 +16330,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15182,6 +16406,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRobotsTxt: {
@@ -15222,6 +16464,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15283,6 +16534,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testIndexNow: {
@@ -15323,6 +16583,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15399,6 +16668,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     indexNowStats: {
@@ -15439,6 +16717,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15524,6 +16811,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchIndexingStats: {
@@ -15573,6 +16869,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15638,6 +16943,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15717,6 +17031,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSitemapEntry: {
@@ -15780,6 +17103,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportSitemapEntries: {
@@ -15820,6 +17161,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15908,6 +17258,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateSitemapEntry: {
@@ -15972,6 +17340,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16046,6 +17432,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSitemapRules: {
@@ -16086,6 +17490,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16149,6 +17562,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16227,6 +17658,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSitemapRule: {
@@ -16294,6 +17743,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSitemapSources: {
@@ -16334,6 +17801,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16404,6 +17880,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSitemapSource: {
@@ -16464,6 +17958,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16542,6 +18045,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSitemapSource: {
@@ -16609,6 +18130,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     previewSitemap: {
@@ -16649,6 +18188,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16703,6 +18251,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSitemapJson: {
@@ -16743,6 +18300,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16797,6 +18363,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16862,6 +18437,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16944,6 +18528,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsFullTxt: {
@@ -17012,6 +18605,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17097,6 +18699,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPageMarkdown: {
@@ -17175,6 +18786,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsTxtPublic: {
@@ -17238,6 +18858,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsFullTxtPublic: {
@@ -17294,6 +18923,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17368,6 +19006,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPageMarkdownPublic: {
@@ -17428,6 +19075,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17523,6 +19179,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSiteBlock: {
@@ -17595,6 +19260,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockSettings: {
@@ -17635,6 +19318,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17702,6 +19394,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockByPath: {
@@ -17756,6 +19466,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17826,6 +19545,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17907,6 +19635,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSiteBlock: {
@@ -17970,6 +19716,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18051,6 +19815,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateSiteBlockData: {
@@ -18118,6 +19900,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18195,6 +19995,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unpublishSiteBlock: {
@@ -18265,6 +20083,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockTranslations: {
@@ -18328,6 +20164,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18418,6 +20263,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSiteBlockRevisions: {
@@ -18485,6 +20348,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18563,6 +20435,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicSiteBlockByPath: {
@@ -18615,6 +20505,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicSiteBlock: {
@@ -18660,6 +20559,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18744,6 +20652,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18859,6 +20776,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getForm: {
@@ -18919,6 +20854,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18997,6 +20941,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteForm: {
@@ -19064,6 +21026,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFormTranslations: {
@@ -19124,6 +21104,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19204,6 +21193,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19299,6 +21306,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportFormSubmissions: {
@@ -19359,6 +21375,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19434,6 +21459,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteFormSubmission: {
@@ -19495,6 +21529,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19574,6 +21626,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFormSubmissionFile: {
@@ -19643,6 +21713,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicForm: {
@@ -19695,6 +21774,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19782,6 +21870,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSpamSettings: {
@@ -19822,6 +21928,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19889,6 +22004,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMediaFolders: {
@@ -19943,6 +22076,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20013,6 +22155,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFolderTree: {
@@ -20053,6 +22213,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20123,6 +22292,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFolder: {
@@ -20183,6 +22370,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20261,6 +22457,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMediaFolder: {
@@ -20323,6 +22537,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20394,6 +22626,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20487,6 +22737,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMediaTrash: {
@@ -20573,6 +22832,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     emptyMediaTrash: {
@@ -20613,6 +22881,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20697,8 +22983,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            /** @description `SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20763,6 +23058,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20864,8 +23177,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            /** @description `SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20933,6 +23255,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21011,6 +23342,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     trashMedia: {
@@ -21071,6 +23420,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21145,6 +23512,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     restoreMedia: {
@@ -21212,6 +23588,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     forceDeleteMedia: {
@@ -21272,6 +23666,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21355,6 +23767,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createApiToken: {
@@ -21430,6 +23851,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getApiToken: {
@@ -21490,6 +23929,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21568,6 +24016,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteApiToken: {
@@ -21637,6 +24103,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21724,6 +24208,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listUsers: {
@@ -21790,6 +24292,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21867,6 +24378,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUser: {
@@ -21927,6 +24456,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22014,6 +24552,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteUser: {
@@ -22093,6 +24649,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPermissions: {
@@ -22140,6 +24714,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listRoles: {
@@ -22180,6 +24763,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22250,6 +24842,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRole: {
@@ -22310,6 +24920,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22397,6 +25016,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRole: {
@@ -22476,6 +25113,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentSettings: {
@@ -22516,6 +25171,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22583,6 +25247,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentStats: {
@@ -22639,6 +25321,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22721,6 +25412,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportCookieConsentLogs: {
@@ -22788,6 +25488,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicCookieConsentConfig: {
@@ -22846,6 +25555,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22922,6 +25640,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentBannerScript: {
@@ -22969,6 +25705,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23030,6 +25775,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSearchConnection: {
@@ -23070,6 +25824,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23155,6 +25918,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     disconnectSearchConsole: {
@@ -23204,6 +25985,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23269,6 +26068,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23349,6 +26166,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23440,6 +26266,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchLostQueries: {
@@ -23517,6 +26352,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23608,6 +26452,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchDecliningPages: {
@@ -23685,6 +26538,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23772,6 +26634,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsSettings: {
@@ -23812,6 +26683,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23891,6 +26771,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     importAnalyticsEvents: {
@@ -23954,6 +26852,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     collectAnalyticsEvents: {
@@ -24005,6 +26921,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsScript: {
@@ -24041,6 +26975,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsCwvScript: {
@@ -24070,6 +27013,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24133,6 +27085,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsRealtimePageviews: {
@@ -24182,6 +27143,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24275,6 +27245,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24381,6 +27360,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsCoreWebVitals: {
@@ -24465,6 +27453,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24571,6 +27568,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsWeekdayHours: {
@@ -24662,6 +27668,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsSession: {
@@ -24722,6 +27737,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24820,6 +27844,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsScrollDepth: {
@@ -24904,6 +27937,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25002,6 +28044,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsChart: {
@@ -25088,6 +28139,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25194,6 +28254,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAnalyticsReferrers: {
@@ -25286,6 +28355,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25392,6 +28470,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAnalyticsCities: {
@@ -25484,6 +28571,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25590,6 +28686,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsDevices: {
@@ -25676,6 +28781,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25784,6 +28898,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsFilterValues: {
@@ -25874,6 +28997,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25974,6 +29106,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startSiteExport: {
@@ -26027,6 +29168,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26122,6 +29281,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFile: {
@@ -26164,6 +29332,24 @@ export interface operations {
             };
             /** @description `NOT_FOUND`: no such file on that site, or it was deleted */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
