@@ -7,6 +7,7 @@ import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { mediaPrefix, type FileStorage } from '../../shared/storage.js';
+import { objectsDir } from '../media/media.service.js';
 import { createSite, getSite } from '../sites/sites.service.js';
 import { generateSecret } from '../webhooks/webhooks.delivery.js';
 import { BundleError, ndjson, readAll, readTar, type TarEntry } from './bundle-archive.js';
@@ -177,6 +178,8 @@ class ImportRun {
   readonly uuids = new Map<string, string>();
   readonly groups: Record<string, GroupCounts> = {};
   readonly mediaStatus = new Map<string, keyof GroupCounts>();
+  /** The folder each media record's objects go to, from its storage key (a replaced file's is a folder of its own). */
+  readonly mediaDirs = new Map<string, string>();
   private pending: BundleIdMapTable[] = [];
   private readonly dialect;
   private readonly sameSite: boolean;
@@ -282,6 +285,7 @@ class ImportRun {
     }
     for (const [column, keys] of Object.entries(spec.jsonRefs ?? {})) values[column] = this.translateJsonIds(values[column], keys);
     spec.derive?.(values);
+    if (spec.table === 'media_files' && typeof values.storage_key === 'string') this.mediaDirs.set(sourceId!, objectsDir(values.storage_key));
 
     let where: Record<string, unknown> | undefined = existing ? { id: existing.id } : undefined;
     if (!existing) {
@@ -355,7 +359,11 @@ function fileKey(run: ImportRun, name: string): { key: string; status: keyof Gro
   const [, sourceId, rest] = name.split('/');
   const target = run.maps.get('media_files')?.get(sourceId!);
   if (target === undefined || !rest) return null;
-  return { key: `${mediaPrefix(run.siteId, String(target))}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
+  // In the folder the row's storage key names, if it is the record's own (never another record's or site's).
+  const own = mediaPrefix(run.siteId, String(target));
+  const dir = run.mediaDirs.get(sourceId!);
+  const folder = dir && (dir === own || (dir.startsWith(`${own}/`) && !dir.includes('..'))) ? dir : own;
+  return { key: `${folder}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
 }
 
 /** Files go to their keys once the rows are committed; a file of an unchanged record is written only if the target lacks it. */

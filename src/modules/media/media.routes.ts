@@ -411,7 +411,7 @@ export const mediaModule: AppModule<FileBytesCache> = {
   },
 
   jobs(worker, { db, storage }) {
-    worker.handle(service.SETTLE_JOB, (_ctx, job) => service.settleJob(db, storage, job.siteId, String(job.payload.id)));
+    worker.handle(service.SETTLE_JOB, (_ctx, job) => service.settleJob(db, storage, job.siteId, job.payload as unknown as service.SettlePayload));
     // Trashed files past TRASH_DAYS are purged (decisions M3); at most every ten minutes.
     let purgedAt = 0;
     worker.task('media.purge_trash', async () => {
