@@ -36,6 +36,9 @@ git ls-files -z --cached --others --exclude-standard | grep -zv '^node_modules$'
 #    native modules against the package's own headers (no download from nodejs.org).
 export PATH="$node_bin:$PATH"
 export npm_config_nodedir="$platform_pkg"
+# node-gyp compiles with one job unless told: the native builds (re2 and its abseil above all) are
+# most of the install's time, so every core compiles (decisions NV3).
+export JOBS="${JOBS:-max}"
 cd "$work/app"
 npm ci --no-audit --no-fund --prefer-offline 2>&1 | tee "$work/install.log"
 if grep -E '^npm (warn|WARN|error|ERR)' "$work/install.log"; then
@@ -43,7 +46,7 @@ if grep -E '^npm (warn|WARN|error|ERR)' "$work/install.log"; then
   exit 1
 fi
 
-# 4. The suite on SQLite. The typed client's test imports openapi-fetch from the root, which npm ci
-#    installed; nothing else outside the copy is needed.
+# 4. The suite on SQLite, as `npm test` runs it (CI's SQLite run). The typed client's test imports
+#    openapi-fetch from the root, which npm ci installed; nothing else outside the copy is needed.
 node -e "console.log('tests on', process.version, 'ABI', process.versions.modules)"
-npx vitest run "$@"
+npm test -- "$@"

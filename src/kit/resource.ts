@@ -288,6 +288,8 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
   /** The five routes, as data; a module registers each one (and may replace one with its own). */
   function routes(db: Db, context?: C): Record<CrudRoute, RouteOptions> {
     const delivered = (req: any) => req.auth.kind === 'delivery';
+    // A read that first writes buffered counters (beforeRead) may meet a full disk (decisions HF7).
+    const readWrites = spec.hooks?.beforeRead ? { writes: true } : {};
     const address = spec.address;
     const url = `${spec.path}/:${address?.param ?? 'id'}`;
     const addressed = { params: address?.params ?? Params, ...(address?.querystring ? { querystring: address.querystring } : {}) };
@@ -296,7 +298,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       list: route({
         method: 'GET',
         url: spec.path,
-        config: { scope: scope('list', 'view') },
+        config: { scope: scope('list', 'view'), ...readWrites },
         schema: {
           tags,
           operationId: `list${spec.plural}`,
@@ -324,7 +326,7 @@ export function resource<T extends TableName, F extends Fields, P extends TPrope
       get: route({
         method: 'GET',
         url,
-        config: { scope: scope('get', 'view') },
+        config: { scope: scope('get', 'view'), ...readWrites },
         schema: {
           tags,
           operationId: `get${spec.name}`,

@@ -45,6 +45,14 @@ declare module 'fastify' {
     /** A public route that names its site by the site key (decisions G19). */
     siteKey?: boolean;
     /**
+     * Whether a request writes (to the database or file storage) before it answers, so may meet a
+     * full disk: the OpenAPI document lists 507 `STORAGE_FULL` for it (decisions HF7). Default:
+     * every method but GET (even the analytics collector, which queues its events, stores the
+     * day's salt on a site's first batch of the day). A GET that makes something once (a file's
+     * size on first ask) says true.
+     */
+    writes?: boolean;
+    /**
      * Delivery tokens of the site may call this read route whatever their scopes: it shows
      * nothing more than its public twin shows with the (not secret) site key, e.g. redirect
      * resolution (decisions R2).

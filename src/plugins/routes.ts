@@ -64,6 +64,21 @@ export interface RouteInfo {
 
 const errorRef = (description: string) => ({ description, $ref: 'Error#' });
 
+/**
+ * The answers any request may meet whatever its route (decisions HF7, HN3): a dependency that
+ * cannot answer now (the database lost or locked, file storage failing or stalled, the server
+ * shutting down) is a 503 with `Retry-After`; a full disk where the request writes is a 507.
+ */
+function documentServiceErrors(route: RouteOptions, schema: Record<string, any>): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const writes = route.config?.writes ?? methods.some((m) => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS');
+  const responses = (schema.response ??= {}) as Record<string, unknown>;
+  responses[503] ??= errorRef(
+    '`SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds.',
+  );
+  if (writes) responses[507] ??= errorRef('`STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept.');
+}
+
 function isApiRoute(url: string): boolean {
   return url === '/v1' || url.startsWith('/v1/');
 }
@@ -107,6 +122,8 @@ export function registerRouteGuard(
     if (!isApiRoute(route.url)) {
       if (scope !== 'public') throw new Error(`Route ${String(route.method)} ${route.url} is outside /v1, so its scope must be 'public'`);
       if (route.schema) (route.schema as Record<string, unknown>).security = [];
+      // Of the routes outside /v1 only the files' (a size made on first ask) depends on storage.
+      if (route.schema && route.config?.writes) documentServiceErrors(route, route.schema as Record<string, any>);
       return;
     }
     const conditional = route.config?.conditionalScopes ?? [];
@@ -130,6 +147,7 @@ export function registerRouteGuard(
 
     const responses = (schema.response ??= {}) as Record<string, unknown>;
     responses[429] ??= errorRef('Rate limit exceeded; see Retry-After');
+    documentServiceErrors(route, schema);
     if (schema.body || schema.querystring || schema.params) responses[422] ??= errorRef('Validation failed; `errors` names each field');
     const pathIds = Object.entries((schema.params?.properties ?? {}) as Record<string, JsonSchema>)
       .filter(([, p]) => p.type === 'integer')

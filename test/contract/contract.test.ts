@@ -100,6 +100,34 @@ describe('contract: every /v1 route', () => {
     }
   });
 
+  it('lists 503 on every route and 507 on every route that writes, with the G3 body (decisions HF7, HN3)', async () => {
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    // The reads that write first: the redirect reads flush buffered hit counts, a file's size is made on first ask.
+    const writingReads = [
+      'GET /v1/redirects',
+      'GET /v1/redirects/{id}',
+      'GET /v1/redirects/stats',
+      'GET /v1/redirects/not-found',
+      'GET /v1/redirects/{id}/logs',
+      'GET /files/{siteId}/{id}/{filename}',
+    ];
+    const operations = ctx.app.routeTable.map((r) => `${r.method} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+    const writing = [...operations.filter((op) => !op.startsWith('GET ')), ...writingReads];
+    expect(writing.length).toBeGreaterThan(100);
+    const missing: string[] = [];
+    for (const op of [...new Set([...operations, ...writing])]) {
+      const [method, path] = op.split(' ') as [string, string];
+      const responses = doc.paths[path]?.[method.toLowerCase()]?.responses ?? {};
+      const expected = writing.includes(op) ? ['503', '507'] : ['503'];
+      for (const status of expected) {
+        if (responses[status]?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error') missing.push(`${op} ${status}`);
+      }
+      // A read that writes nothing has no 507 to promise.
+      if (!writing.includes(op) && responses['507']) missing.push(`${op} lists 507 but writes nothing`);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('names every record schema of a 2xx response (components.schemas), so generated clients get real type names', async () => {
     const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const name of ['Error', 'PageMeta', 'Content', 'ContentSummary', 'Category', 'Tag', 'Variable', 'SingleType', 'Webhook', 'SiteSettings']) {

@@ -9340,6 +9340,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteInfo: {
@@ -9387,6 +9396,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteSettings: {
@@ -9427,6 +9445,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9494,6 +9521,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listTimezones: {
@@ -9534,6 +9579,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9588,6 +9642,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLanguageSettings: {
@@ -9628,6 +9691,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9695,6 +9767,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLocaleDetection: {
@@ -9735,6 +9825,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9802,6 +9901,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getNotificationSettings: {
@@ -9842,6 +9959,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9902,6 +10028,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9997,6 +10141,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createCategory: {
@@ -10077,6 +10230,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCategoryTree: {
@@ -10129,6 +10300,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10208,6 +10388,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateCategory: {
@@ -10272,6 +10461,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10346,6 +10553,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCategoryTranslations: {
@@ -10406,6 +10631,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10486,6 +10720,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10575,6 +10827,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createTag: {
@@ -10653,6 +10914,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTag: {
@@ -10713,6 +10992,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10791,6 +11079,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteTag: {
@@ -10858,6 +11164,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTagTranslations: {
@@ -10918,6 +11242,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10998,6 +11331,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11090,6 +11441,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createVariable: {
@@ -11162,6 +11522,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getVariable: {
@@ -11222,6 +11600,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11300,6 +11687,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteVariable: {
@@ -11367,6 +11772,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getVariableTranslations: {
@@ -11427,6 +11850,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11514,6 +11946,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSingleTypes: {
@@ -11587,6 +12037,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSingleType: {
@@ -11643,6 +12102,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11713,6 +12190,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11794,6 +12280,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSingleType: {
@@ -11857,6 +12361,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11965,6 +12487,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createContent: {
@@ -12037,6 +12568,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12141,6 +12690,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkPublishContents: {
@@ -12194,6 +12752,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12261,6 +12837,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkDeleteContents: {
@@ -12314,6 +12908,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12391,6 +13003,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContent: {
@@ -12451,6 +13072,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12529,6 +13159,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteContent: {
@@ -12589,6 +13237,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12663,6 +13329,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unpublishContent: {
@@ -12723,6 +13407,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12802,6 +13504,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContentRevision: {
@@ -12863,6 +13574,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12938,6 +13658,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContentTranslations: {
@@ -12998,6 +13736,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13085,6 +13832,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhookEvents: {
@@ -13125,6 +13890,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13204,6 +13978,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createWebhook: {
@@ -13260,6 +14043,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13327,6 +14128,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13405,6 +14215,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -13465,6 +14293,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13539,6 +14385,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testWebhook: {
@@ -13599,6 +14463,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13688,6 +14570,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getWebhookDelivery: {
@@ -13749,6 +14640,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13826,6 +14726,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13914,6 +14832,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createRedirect: {
@@ -13985,6 +14921,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     redirectStats: {
@@ -14025,6 +14979,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14093,6 +15065,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14174,6 +15155,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resolveRedirectPublic: {
@@ -14239,6 +15229,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportRedirects: {
@@ -14291,6 +15290,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14376,6 +15384,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     bulkDeleteRedirects: {
@@ -14436,6 +15462,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRedirectSettings: {
@@ -14476,6 +15520,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14536,6 +15589,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14607,6 +15678,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14688,6 +15777,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRedirectNotFoundEntry: {
@@ -14755,6 +15862,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRedirect: {
@@ -14815,6 +15940,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14893,6 +16036,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRedirect: {
@@ -14960,6 +16121,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     toggleRedirect: {
@@ -15020,6 +16199,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15107,6 +16304,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSeoSettings: {
@@ -15147,6 +16362,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15214,6 +16438,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRobotsTxt: {
@@ -15254,6 +16496,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15315,6 +16566,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testIndexNow: {
@@ -15355,6 +16615,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15431,6 +16700,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     indexNowStats: {
@@ -15471,6 +16749,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15556,6 +16843,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchIndexingStats: {
@@ -15605,6 +16901,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15670,6 +16975,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15749,6 +17063,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSitemapEntry: {
@@ -15812,6 +17135,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportSitemapEntries: {
@@ -15852,6 +17193,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15940,6 +17290,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateSitemapEntry: {
@@ -16004,6 +17372,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16078,6 +17464,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSitemapRules: {
@@ -16118,6 +17522,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16181,6 +17594,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16259,6 +17690,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSitemapRule: {
@@ -16326,6 +17775,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSitemapSources: {
@@ -16366,6 +17833,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16436,6 +17912,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSitemapSource: {
@@ -16496,6 +17990,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16574,6 +18077,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSitemapSource: {
@@ -16641,6 +18162,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     previewSitemap: {
@@ -16681,6 +18220,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16735,6 +18283,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSitemapJson: {
@@ -16775,6 +18332,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16829,6 +18395,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16894,6 +18469,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16976,6 +18560,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsFullTxt: {
@@ -17044,6 +18637,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17129,6 +18731,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPageMarkdown: {
@@ -17207,6 +18818,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsTxtPublic: {
@@ -17270,6 +18890,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLlmsFullTxtPublic: {
@@ -17326,6 +18955,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17400,6 +19038,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPageMarkdownPublic: {
@@ -17460,6 +19107,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17555,6 +19211,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createSiteBlock: {
@@ -17627,6 +19292,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockSettings: {
@@ -17667,6 +19350,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17734,6 +19426,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockByPath: {
@@ -17788,6 +19498,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17858,6 +19577,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17939,6 +19667,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSiteBlock: {
@@ -18002,6 +19748,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18083,6 +19847,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateSiteBlockData: {
@@ -18150,6 +19932,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18227,6 +20027,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unpublishSiteBlock: {
@@ -18297,6 +20115,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSiteBlockTranslations: {
@@ -18360,6 +20196,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18450,6 +20295,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSiteBlockRevisions: {
@@ -18517,6 +20380,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18595,6 +20467,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicSiteBlockByPath: {
@@ -18647,6 +20537,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicSiteBlock: {
@@ -18692,6 +20591,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18776,6 +20684,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18891,6 +20808,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getForm: {
@@ -18951,6 +20886,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19029,6 +20973,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteForm: {
@@ -19096,6 +21058,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFormTranslations: {
@@ -19156,6 +21136,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19236,6 +21225,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19331,6 +21338,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportFormSubmissions: {
@@ -19391,6 +21407,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19466,6 +21491,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteFormSubmission: {
@@ -19527,6 +21561,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19606,6 +21658,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFormSubmissionFile: {
@@ -19675,6 +21745,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicForm: {
@@ -19727,6 +21806,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19814,6 +21902,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSpamSettings: {
@@ -19854,6 +21960,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19921,6 +22036,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMediaFolders: {
@@ -19975,6 +22108,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20045,6 +22187,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFolderTree: {
@@ -20085,6 +22245,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20155,6 +22324,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFolder: {
@@ -20215,6 +22402,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20293,6 +22489,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMediaFolder: {
@@ -20355,6 +22569,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20426,6 +22658,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20519,6 +22769,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMediaTrash: {
@@ -20605,6 +22864,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     emptyMediaTrash: {
@@ -20645,6 +22913,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20729,8 +23015,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            /** @description `SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20795,6 +23090,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20896,8 +23209,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored */
+            /** @description `SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20965,6 +23287,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21043,6 +23374,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     trashMedia: {
@@ -21103,6 +23452,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21177,6 +23544,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     restoreMedia: {
@@ -21244,6 +23620,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     forceDeleteMedia: {
@@ -21304,6 +23698,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21387,6 +23799,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createApiToken: {
@@ -21462,6 +23883,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getApiToken: {
@@ -21522,6 +23961,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21600,6 +24048,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteApiToken: {
@@ -21669,6 +24135,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21756,6 +24240,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listUsers: {
@@ -21822,6 +24324,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21899,6 +24410,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUser: {
@@ -21959,6 +24488,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22046,6 +24584,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteUser: {
@@ -22125,6 +24681,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPermissions: {
@@ -22172,6 +24746,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listRoles: {
@@ -22212,6 +24795,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22282,6 +24874,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRole: {
@@ -22342,6 +24952,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22429,6 +25048,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteRole: {
@@ -22508,6 +25145,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentSettings: {
@@ -22548,6 +25203,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22615,6 +25279,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentStats: {
@@ -22671,6 +25353,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22753,6 +25444,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportCookieConsentLogs: {
@@ -22820,6 +25520,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPublicCookieConsentConfig: {
@@ -22878,6 +25587,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22954,6 +25672,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCookieConsentBannerScript: {
@@ -23001,6 +25737,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23062,6 +25807,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSearchConnection: {
@@ -23102,6 +25856,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23187,6 +25950,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     disconnectSearchConsole: {
@@ -23236,6 +26017,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23301,6 +26100,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23381,6 +26198,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23472,6 +26298,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchLostQueries: {
@@ -23549,6 +26384,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23640,6 +26484,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchDecliningPages: {
@@ -23717,6 +26570,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23804,6 +26666,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsSettings: {
@@ -23844,6 +26715,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23923,6 +26803,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     importAnalyticsEvents: {
@@ -23986,6 +26884,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     collectAnalyticsEvents: {
@@ -24037,6 +26953,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsScript: {
@@ -24073,6 +27007,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsCwvScript: {
@@ -24102,6 +27045,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24165,6 +27117,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsRealtimePageviews: {
@@ -24214,6 +27175,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24307,6 +27277,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24413,6 +27392,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsCoreWebVitals: {
@@ -24497,6 +27485,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24603,6 +27600,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsWeekdayHours: {
@@ -24694,6 +27700,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsSession: {
@@ -24754,6 +27769,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24852,6 +27876,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsScrollDepth: {
@@ -24936,6 +27969,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25034,6 +28076,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsChart: {
@@ -25120,6 +28171,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25226,6 +28286,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAnalyticsReferrers: {
@@ -25318,6 +28387,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25424,6 +28502,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAnalyticsCities: {
@@ -25516,6 +28603,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25622,6 +28718,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsDevices: {
@@ -25708,6 +28813,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25816,6 +28930,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAnalyticsFilterValues: {
@@ -25906,6 +29029,15 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26006,6 +29138,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startSiteExport: {
@@ -26059,6 +29200,24 @@ export interface operations {
             };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26154,6 +29313,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMediaFile: {
@@ -26196,6 +29364,24 @@ export interface operations {
             };
             /** @description `NOT_FOUND`: no such file on that site, or it was deleted */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the database or file storage cannot answer now (lost, locked, stalled), or the server is shutting down; nothing was changed. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `STORAGE_FULL`: no space is left where this request writes (the database or file storage); nothing of it was kept. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -93,10 +93,9 @@ async function* rowsOf(db: Db, spec: TableSpec, siteId: string): AsyncGenerator<
 function filesOf(siteId: string, row: Record<string, unknown>): Array<{ key: string; name: string }> {
   const id = row.id as string;
   const widths = parseJson<number[]>(row.variant_widths, []);
-  return [
-    { key: originalKey(siteId, id), name: `files/${id}/original` },
-    ...widths.map((w) => ({ key: variantKey(siteId, id, w), name: `files/${id}/w${w}` })),
-  ];
+  // Where the row says its objects are (a replaced file's are in a folder of their own).
+  const original = (row.storage_key as string | null) ?? originalKey(siteId, id);
+  return [{ key: original, name: `files/${id}/original` }, ...widths.map((w) => ({ key: variantKey(original, w), name: `files/${id}/w${w}` }))];
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Db, Executor } from '../../db/types.js';
 import { emitEvent } from '../../jobs/outbox.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { mediaPrefix, type FileStorage } from '../../shared/storage.js';
+import { objectsDir } from '../media/media.service.js';
 import { createSite, getSite } from '../sites/sites.service.js';
 import { generateSecret } from '../webhooks/webhooks.delivery.js';
 import { fileKey as formFileKey } from '../forms/forms.files.js';
@@ -190,6 +191,8 @@ class ImportRun {
   readonly groups: Record<string, GroupCounts> = {};
   /** Media records this import made or changed (source id -> created/updated): their files are written. */
   readonly mediaStatus = new Map<string, keyof GroupCounts>();
+  /** The folder each media record's objects go to, from its storage key (a replaced file's is a folder of its own). */
+  readonly mediaDirs = new Map<string, string>();
   private readonly dialect;
   private readonly sameSite: boolean;
   private readonly sourceSite: string;
@@ -322,6 +325,7 @@ class ImportRun {
     for (const [column, keys] of Object.entries(spec.jsonRefs ?? {})) values[column] = await this.translateJsonIds(values[column], keys);
     for (const column of spec.dataSources ?? []) values[column] = await this.translateDataSources(values[column]);
     spec.derive?.(values);
+    if (spec.table === 'media_files' && typeof values.storage_key === 'string') this.mediaDirs.set(sourceId!, objectsDir(values.storage_key));
 
     let where: Record<string, unknown> | undefined = existing ? { id: existing.id } : undefined;
     if (!existing) {
@@ -402,7 +406,11 @@ async function fileKey(run: ImportRun, name: string): Promise<{ key: string; sta
   const [, sourceId, rest] = name.split('/');
   const target = await run.ids.get('media_files', sourceId!);
   if (target === undefined || !rest) return null;
-  return { key: `${mediaPrefix(run.siteId, String(target))}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
+  // In the folder the row's storage key names, if it is the record's own (never another record's or site's).
+  const own = mediaPrefix(run.siteId, String(target));
+  const dir = run.mediaDirs.get(sourceId!);
+  const folder = dir && (dir === own || (dir.startsWith(`${own}/`) && !dir.includes('..'))) ? dir : own;
+  return { key: `${folder}/${rest}`, status: run.mediaStatus.get(sourceId!) ?? 'unchanged' };
 }
 
 /**

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createGunzip, createGzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp, type SiteClient } from '../../../test/helpers/suite.js';
-import { answersOf, bundleDeps, clientFor, filesOf, fillSite } from '../../../test/helpers/site-bundle.js';
+import { answersOf, bundleDeps, clientFor, filesOf, fillSite, png, upload } from '../../../test/helpers/site-bundle.js';
+import { multipartBody } from '../../../test/helpers/http.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { BundleError, readAll, readTar, TarWriter } from './bundle-archive.js';
 import { exportSite } from './bundles.export.js';
@@ -118,6 +119,31 @@ describe('site bundles: export and import (issue 35, decisions BN1)', () => {
     expect(copyHook!.secret).not.toBe(srcHook!.secret);
     const spam = await ctx.app.database.db.selectFrom('spam_settings').select('captcha_secret').where('site_id', '=', copyId).executeTakeFirst();
     expect(spam?.captcha_secret ?? null).toBeNull();
+  });
+
+  it('a replaced file (its objects in a folder of their own, decisions HF8) travels: the copy and a restore in place serve the new bytes', async () => {
+    const site = await ctx.site();
+    const m = await upload(ctx.app, site, 'first.png', await png(300, 100));
+    const { payload, headers } = multipartBody([{ name: 'file', filename: 'second.png', data: await png(900, 300, 30), type: 'image/png' }]);
+    const replaced = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/media/${m.id}/replace`,
+      payload,
+      headers: { ...headers, authorization: `Bearer ${site.token}` },
+    });
+    expect(replaced.statusCode, replaced.body).toBe(200);
+    const served = await filesOf(ctx.app, site);
+    // The original and its variants 150, 400 and 800 wide (the 1200 one is the original: not upscaled).
+    expect(served).toHaveLength(5);
+    const out = file('replaced');
+    expect((await exportSite(deps(ctx.app), site.siteId, out, {})).groups.files).toEqual({ count: 4 });
+    const copy = await importBundle(deps(ctx.app), out, {});
+    expect(copy.groups.files).toEqual({ created: 4, updated: 0, unchanged: 0 });
+    expect(await filesOf(ctx.app, await clientFor(ctx.app, copy.siteId!))).toEqual(served);
+    // In place, over the same records: nothing to write, the same bytes served.
+    const again = await importBundle(deps(ctx.app), out, { into: site.siteId });
+    expect(again.groups.files).toEqual({ created: 0, updated: 0, unchanged: 4 });
+    expect(await filesOf(ctx.app, site)).toEqual(served);
   });
 
   it("never writes tokens, secrets or visitors' addresses into the bundle", async () => {

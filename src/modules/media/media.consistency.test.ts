@@ -26,6 +26,29 @@ async function upload(ctx: TestContext, api: SiteClient, name: string, width = 5
   return { status: res.statusCode, body: res.json() };
 }
 
+async function replace(ctx: TestContext, api: SiteClient, id: string, name: string, width: number) {
+  const { payload, headers } = multipartBody([{ name: 'file', filename: name, data: await png(width) }]);
+  const res = await ctx.app.inject({ method: 'POST', url: `/v1/media/${id}/replace`, payload, headers: { ...headers, authorization: `Bearer ${api.token}` } });
+  return { status: res.statusCode, body: res.json() };
+}
+
+/** What a file is, by its row and by its URL: the row's width and name, the served ETag and the width of the bytes served (and of its 400 px variant). */
+async function described(ctx: TestContext, api: SiteClient, id: string) {
+  const row = (await ctx.app.inject({ method: 'GET', url: `/v1/media/${id}`, headers: { authorization: `Bearer ${api.token}` } })).json().data;
+  const path = new URL(row.url).pathname;
+  const file = await ctx.app.inject({ method: 'GET', url: path });
+  const variant = await ctx.app.inject({ method: 'GET', url: `${path}?w=400`, headers: { accept: 'image/png' } });
+  return {
+    rowWidth: row.width,
+    originalName: row.originalName,
+    status: file.statusCode,
+    servedWidth: file.statusCode === 200 ? (await sharp(file.rawPayload).metadata()).width : null,
+    variantStatus: variant.statusCode,
+    variantWidth: variant.statusCode === 200 ? (await sharp(variant.rawPayload).metadata()).width : null,
+    etag: file.headers.etag,
+  };
+}
+
 /** This site's rows, its stored keys and every temporary one, and the pending jobs of its new files. */
 async function state(ctx: TestContext, siteId: string) {
   const db = ctx.app.database.db;
@@ -56,6 +79,42 @@ function sharedCases(open: () => TestContext) {
     // One row; its original and its two variants narrower than 500 px (150, 400); no job left.
     const after = await state(ctx, api.siteId);
     expect({ ...after, keys: after.keys.length }).toEqual({ rows: 1, keys: 3, pending: 0 });
+  });
+
+  it('a replace whose commit fails after promotion leaves the row and its file as they were, and nothing new stored or pending', async () => {
+    const ctx = open();
+    const api = await site(ctx.app);
+    const m = (await upload(ctx, api, 'kept.png', 500)).body.data;
+    const before = await state(ctx, api.siteId);
+    const file = await described(ctx, api, m.id);
+    expect(file).toMatchObject({ rowWidth: 500, servedWidth: 500, variantWidth: 400 });
+    // The replace's event is written in its transaction: the commit fails after the objects were promoted.
+    const restore = await failInsertsInto(ctx.app.database.db, 'outbox_events');
+    try {
+      expect((await replace(ctx, api, m.id, 'wider.png', 1000)).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect(await state(ctx, api.siteId)).toEqual(before);
+    expect(await described(ctx, api, m.id)).toEqual(file);
+  });
+
+  it('a replace points the row at new objects and removes the replaced ones: nothing left over, nothing pending', async () => {
+    const ctx = open();
+    const api = await site(ctx.app);
+    const m = (await upload(ctx, api, 'first.png', 500)).body.data;
+    const res = await replace(ctx, api, m.id, 'second.png', 1000);
+    expect(res.status).toBe(200);
+    expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 1000, originalName: 'second.png', status: 200, servedWidth: 1000, variantWidth: 400 });
+    // The new original and its variants 150, 400 and 800 wide; the first file's three objects are gone.
+    const after = await state(ctx, api.siteId);
+    expect({ rows: after.rows, keys: after.keys.length, pending: after.pending }).toEqual({ rows: 1, keys: 4, pending: 0 });
+    expect(after.keys.every((k) => k.startsWith(`media/${api.siteId}/${m.id}/r`))).toBe(true);
+    // A second replace, back to a narrower image: again only its own objects are left.
+    expect((await replace(ctx, api, m.id, 'third.png', 300)).status).toBe(200);
+    expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 300, servedWidth: 300 });
+    const third = await state(ctx, api.siteId);
+    expect({ rows: third.rows, keys: third.keys.length, pending: third.pending }).toEqual({ rows: 1, keys: 2, pending: 0 });
   });
 
   it('a row whose stored object is gone answers 404 on its URL, its variants and a range, never 500', async () => {
@@ -98,6 +157,31 @@ describe('on local disk', () => {
     expect((await upload(ctx, api, 'first.png')).status).toBe(201);
     expect((await state(ctx, api.siteId)).rows).toBe(1);
   });
+
+  it('a replace whose promotion fails answers an error and leaves the row and its file as they were; the retry replaces', async () => {
+    const api = await site(ctx.app);
+    const m = (await upload(ctx, api, 'kept.png', 500)).body.data;
+    const before = await state(ctx, api.siteId);
+    const file = await described(ctx, api, m.id);
+    // The disk refuses the second object's rename (the original went through).
+    const storage = ctx.app.storage;
+    const promote = storage.promote;
+    let calls = 0;
+    storage.promote = async (tempKey, key) => {
+      if (++calls === 2) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
+      return promote.call(storage, tempKey, key);
+    };
+    try {
+      expect((await replace(ctx, api, m.id, 'wider.png', 1000)).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      storage.promote = promote;
+    }
+    expect(calls).toBe(2);
+    expect(await state(ctx, api.siteId)).toEqual(before);
+    expect(await described(ctx, api, m.id)).toEqual(file);
+    expect((await replace(ctx, api, m.id, 'wider.png', 1000)).status).toBe(200);
+    expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 1000, servedWidth: 1000, variantWidth: 400 });
+  });
 });
 
 describe.skipIf(!s3Endpoint())('on S3 (radosgw) behind a fault proxy', () => {
@@ -128,6 +212,77 @@ describe.skipIf(!s3Endpoint())('on S3 (radosgw) behind a fault proxy', () => {
       expect((await state(ctx, api.siteId)).rows).toBe(before.rows + 1);
     });
   }
+
+  for (const fault of ['500', 'reset'] as const) {
+    it(`a replace whose promotion the store fails (${fault} to CopyObject) is a 503; the row and its file are as before; the retry replaces`, async () => {
+      const api = await site(ctx.app);
+      const m = (await upload(ctx, api, 'kept.png', 500)).body.data;
+      const before = await state(ctx, api.siteId);
+      const file = await described(ctx, api, m.id);
+      // The first copy (the new original) goes through, the second (a variant) fails.
+      let copies = 0;
+      proxy.inject((req) => S3_CALLS.copyObject(req) && ++copies > 1, fault);
+      try {
+        const res = await replace(ctx, api, m.id, 'wider.png', 1000);
+        expect(res.status, JSON.stringify(res.body)).toBe(503);
+        expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      } finally {
+        proxy.heal();
+      }
+      expect(proxy.faulted).toBeGreaterThan(0);
+      expect(await state(ctx, api.siteId)).toEqual(before);
+      expect(await described(ctx, api, m.id)).toEqual(file);
+      expect((await replace(ctx, api, m.id, 'wider.png', 1000)).status).toBe(200);
+      expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 1000, servedWidth: 1000, variantWidth: 400 });
+      expect(await state(ctx, api.siteId)).toMatchObject({ rows: before.rows, pending: 0 });
+    });
+  }
+
+  it("when the store fails while a replace undoes its promotion, the pending job removes the new objects later and keeps the row's", async () => {
+    const api = await site(ctx.app);
+    const m = (await upload(ctx, api, 'kept.png', 500)).body.data;
+    const file = await described(ctx, api, m.id);
+    const restore = await failInsertsInto(ctx.app.database.db, 'outbox_events');
+    // Promotion succeeds, the commit fails, and the undo's listing and delete fail too.
+    proxy.inject((req) => (req.method === 'GET' && (req.url ?? '').includes('list-type')) || req.method === 'POST', '500');
+    try {
+      expect((await replace(ctx, api, m.id, 'stuck.png', 1000)).status).toBe(500);
+    } finally {
+      proxy.heal();
+      await restore();
+    }
+    const left = await state(ctx, api.siteId);
+    // The row's three objects and the replace's four (the original, 150, 400, 800), one job pending.
+    expect({ rows: left.rows, keys: left.keys.length, pending: left.pending }).toEqual({ rows: 1, keys: 7, pending: 1 });
+    expect(await described(ctx, api, m.id)).toEqual(file);
+    await runJobsIn(ctx, 0);
+    expect(await state(ctx, api.siteId)).toEqual(left);
+    await runJobsIn(ctx, SETTLE_AFTER_MS + 1000);
+    const after = await state(ctx, api.siteId);
+    expect({ rows: after.rows, keys: after.keys.length, pending: after.pending }).toEqual({ rows: 1, keys: 3, pending: 0 });
+    expect(await described(ctx, api, m.id)).toEqual(file);
+  });
+
+  it('when the store fails to remove the replaced objects, the replace stands and the job removes them', async () => {
+    const api = await site(ctx.app);
+    const m = (await upload(ctx, api, 'old.png', 500)).body.data;
+    // Deletes of the first file's objects (in the file's own folder) fail.
+    proxy.inject((req) => S3_CALLS.deleteObject(req) && new RegExp(`/${m.id}/(original|w\\d+)$`).test((req.url ?? '').split('?')[0]!), '500');
+    try {
+      expect((await replace(ctx, api, m.id, 'new.png', 1000)).status).toBe(200);
+    } finally {
+      proxy.heal();
+    }
+    expect(proxy.faulted).toBeGreaterThan(0);
+    expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 1000, servedWidth: 1000, variantWidth: 400 });
+    const left = await state(ctx, api.siteId);
+    expect({ rows: left.rows, keys: left.keys.length, pending: left.pending }).toEqual({ rows: 1, keys: 7, pending: 1 });
+    // Due at once: the next run of the worker removes them.
+    await runJobsIn(ctx, 0);
+    const after = await state(ctx, api.siteId);
+    expect({ rows: after.rows, keys: after.keys.length, pending: after.pending }).toEqual({ rows: 1, keys: 4, pending: 0 });
+    expect(await described(ctx, api, m.id)).toMatchObject({ rowWidth: 1000, servedWidth: 1000 });
+  });
 
   it('when the store fails again while undoing, the pending job removes the promoted objects later', async () => {
     const api = await site(ctx.app);

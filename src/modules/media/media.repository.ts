@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor, Json, Timestamp } from '../../db/types.js';
 import { tableRepository } from '../../kit/repository.js';
 import { prepared } from '../../db/prepared.js';
@@ -47,6 +47,21 @@ const mediaById = prepared((db, p: { siteId: string; id: string }) =>
 
 export function findMedia(db: Executor, siteId: string, id: string): Promise<MediaRow | undefined> {
   return mediaById.executeTakeFirst(db, { siteId, id }) as Promise<MediaRow | undefined>;
+}
+
+/**
+ * Points a file's row at new objects (a replace), only if it still names `fromKey`: false when
+ * another replace committed first (the caller reads the row again).
+ */
+export async function replaceObjects(db: Executor, siteId: string, id: string, fromKey: string, patch: Updateable<MediaFilesTable>): Promise<boolean> {
+  const res = await db
+    .updateTable('media_files')
+    .set(patch)
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .where('storage_key', '=', fromKey)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export function folderName(db: Executor, siteId: string, folderId: string) {

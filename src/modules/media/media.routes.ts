@@ -208,7 +208,11 @@ export const mediaModule: AppModule<FileBytesCache> = {
             201: Data(ref(MediaFile)),
             ...MULTIPART_ONLY_ERRORS,
             413: { $ref: 'Error#', description: '`PAYLOAD_TOO_LARGE`: the file is over 50 MiB' },
-            503: { $ref: 'Error#', description: '`SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored' },
+            503: {
+              $ref: 'Error#',
+              description:
+                '`SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds.',
+            },
           },
         },
       },
@@ -263,7 +267,11 @@ export const mediaModule: AppModule<FileBytesCache> = {
             200: Data(ref(MediaFile)),
             ...MULTIPART_ONLY_ERRORS,
             413: { $ref: 'Error#', description: '`PAYLOAD_TOO_LARGE`: the file is over 50 MiB' },
-            503: { $ref: 'Error#', description: '`SERVICE_UNAVAILABLE`: file storage failed or did not answer in time; nothing was stored' },
+            503: {
+              $ref: 'Error#',
+              description:
+                '`SERVICE_UNAVAILABLE`: file storage or the database failed or did not answer in time; nothing was stored. Retry after `Retry-After` seconds.',
+            },
           },
         },
       },
@@ -372,7 +380,8 @@ export const mediaModule: AppModule<FileBytesCache> = {
     app.get(
       '/files/:siteId/:id/:filename',
       {
-        config: { scope: 'public' },
+        // A size asked for the first time is made and stored (503/507 like any write).
+        config: { scope: 'public', writes: true },
         schema: {
           tags,
           operationId: 'getMediaFile',
@@ -402,7 +411,7 @@ export const mediaModule: AppModule<FileBytesCache> = {
   },
 
   jobs(worker, { db, storage }) {
-    worker.handle(service.SETTLE_JOB, (_ctx, job) => service.settleJob(db, storage, job.siteId, String(job.payload.id)));
+    worker.handle(service.SETTLE_JOB, (_ctx, job) => service.settleJob(db, storage, job.siteId, job.payload as unknown as service.SettlePayload));
     // Trashed files past TRASH_DAYS are purged (decisions M3); at most every ten minutes.
     let purgedAt = 0;
     worker.task('media.purge_trash', async () => {

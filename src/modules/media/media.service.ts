@@ -36,8 +36,16 @@ const EXTENSIONS: Record<string, string> = {
   'audio/wav': 'wav',
 };
 
+/** A new file's original (an upload writes its objects in the file's own folder). */
 export const originalKey = (siteId: string, id: string) => `${mediaPrefix(siteId, id)}/original`;
-export const variantKey = (siteId: string, id: string, width: number) => `${mediaPrefix(siteId, id)}/w${width}`;
+/**
+ * The folder of a file's objects, its original's (`storage_key`) and its variants': the file's own
+ * folder after an upload, a new folder inside it after each replace (decisions HF8), so the new
+ * objects never overwrite those the committed row still describes.
+ */
+export const objectsDir = (storageKey: string) => storageKey.slice(0, storageKey.lastIndexOf('/'));
+/** A stored variant of the file whose original is at `storageKey`. */
+export const variantKey = (storageKey: string, width: number) => `${objectsDir(storageKey)}/w${width}`;
 
 /** The served name: the original name as a slug, with the extension of the stored type (never the client's). */
 function servedName(original: string, type: string): string {
@@ -207,7 +215,7 @@ interface Prepared {
 }
 
 /** The objects a file is stored as (the original, and for raster images their variants), still under temporary keys. */
-async function prepareObjects(storage: FileStorage, siteId: string, id: string, file: StreamedFile, options: UploadFields, temps: string[]): Promise<Prepared> {
+async function prepareObjects(storage: FileStorage, storageKey: string, file: StreamedFile, options: UploadFields, temps: string[]): Promise<Prepared> {
   const sniffed = sniffType(file.head) ?? 'application/octet-stream';
   const stored = await storage.read(file.tempKey);
   const bytes = await toBuffer(stored!.stream);
@@ -219,7 +227,7 @@ async function prepareObjects(storage: FileStorage, siteId: string, id: string, 
       height: null,
       etag: etagOf(bytes),
       variantWidths: [],
-      objects: [{ tempKey: file.tempKey, key: originalKey(siteId, id) }],
+      objects: [{ tempKey: file.tempKey, key: storageKey }],
     };
   }
   const image = await processImage(bytes, sniffed, options);
@@ -229,8 +237,8 @@ async function prepareObjects(storage: FileStorage, siteId: string, id: string, 
     temps.push(tempKey);
     objects.push({ tempKey, key });
   };
-  await put(image.body, originalKey(siteId, id));
-  for (const v of image.variants) await put(v.body, variantKey(siteId, id, v.width));
+  await put(image.body, storageKey);
+  for (const v of image.variants) await put(v.body, variantKey(storageKey, v.width));
   return {
     type: image.type,
     size: image.body.length,
@@ -252,15 +260,37 @@ async function promoteAll(storage: FileStorage, objects: Prepared['objects'], te
 /** A new file's objects promoted and its row not yet committed are removed this long after, by the worker (see settleJob). */
 export const SETTLE_AFTER_MS = 3_600_000;
 export const SETTLE_JOB = 'media.settle';
-const settleKey = (id: string) => `${SETTLE_JOB}:${id}`;
+/** The job of a new file (`dir` absent), or of one folder of a file's objects (a replace's, decisions HF8). */
+const settleKey = (id: string, dir?: string) => (dir ? `${SETTLE_JOB}:${id}:${dir.slice(dir.lastIndexOf('/') + 1)}` : `${SETTLE_JOB}:${id}`);
+/** What a settle job is given: the file, and for a replace the folder of objects it settles and their variant widths. */
+export interface SettlePayload {
+  id: string;
+  dir?: string;
+  widths?: number[];
+}
 
 /**
- * Removes a new file's objects when its row was never committed: what a failed upload could not
- * clean up itself (the store failed again) or a killed process left between promotion and commit.
- * The row committed, the job was cancelled in its transaction; if it runs anyway, the row keeps them.
+ * Removes one folder's objects of a file: a replace's folder whole (it holds nothing else); in the
+ * file's own folder, which also holds the replaces' folders and the sizes made, the original and
+ * the variants named.
  */
-export async function settleJob(db: Executor, storage: FileStorage, siteId: string, id: string): Promise<void> {
-  if (!(await repo.findMedia(db, siteId, id))) await storage.deletePrefix(mediaPrefix(siteId, id));
+async function removeObjects(storage: FileStorage, siteId: string, id: string, dir: string, widths: readonly number[]): Promise<void> {
+  if (dir !== mediaPrefix(siteId, id)) return storage.deletePrefix(`${dir}/`);
+  await storage.delete(`${dir}/original`);
+  for (const w of widths) await storage.delete(`${dir}/w${w}`);
+}
+
+/**
+ * Removes objects no committed row describes: what a failed upload or replace could not clean up
+ * itself (the store failed again), a killed process left between promotion and commit, or a
+ * replace left of the objects it replaced. A new file's (no `dir`): all its objects unless its row
+ * exists. A folder of a replace: its objects unless the row's original is in it by then. The row
+ * committed, a new folder's job was cancelled in its transaction; if it runs anyway, the row keeps them.
+ */
+export async function settleJob(db: Executor, storage: FileStorage, siteId: string, payload: SettlePayload): Promise<void> {
+  const row = await repo.findMedia(db, siteId, payload.id);
+  if (!row) await storage.deletePrefix(mediaPrefix(siteId, payload.id));
+  else if (payload.dir && objectsDir(row.storage_key) !== payload.dir) await removeObjects(storage, siteId, payload.id, payload.dir, payload.widths ?? []);
 }
 
 /**
@@ -275,7 +305,7 @@ export async function storeUpload(db: Db, storage: FileStorage, siteId: string, 
   if (file.size === 0) throw invalid('VALIDATION_FAILED', 'file', 'is empty');
   if (fields.folderId && !(await repo.folderName(db, siteId, fields.folderId))) throw invalid('FOLDER_NOT_FOUND', 'folderId');
   const id = randomUUID();
-  const p = await prepareObjects(storage, siteId, id, file, fields, temps);
+  const p = await prepareObjects(storage, originalKey(siteId, id), file, fields, temps);
   const at = now();
   const row = {
     id,
@@ -323,38 +353,74 @@ export async function storeUpload(db: Db, storage: FileStorage, siteId: string, 
 }
 
 /**
- * Replace (decisions M3, M12): the same id and URL (the served name stays, even for another
- * type), new bytes, a new ETag, the variants made again (those the new image is too narrow for
- * are removed), `media.replaced`. The row changes first, then the objects are promoted over the old.
+ * Replace (decisions M3, M12, HF8): the same id and URL (the served name stays, even for another
+ * type), new bytes, a new ETag, the variants made again, `media.replaced`. As an upload (HF1), the
+ * objects are promoted first, into a new folder of the file's (the committed row's objects are
+ * never overwritten), with a pending job that removes them unless the row describes them by then;
+ * the row's transaction points it at them, cancels that job and records one for the objects it
+ * replaced, which go right after the commit (or, if the store fails then, by that job). Any
+ * failure before the commit leaves the row and its objects as they were.
  */
 export function replace(db: Db, storage: FileStorage, siteId: string, id: string, parts: MultipartParts, baseUrl: string) {
   return withTemps(storage, async (temps) => {
     const current = await repo.findMedia(db, siteId, id);
     if (!current || current.deleted_at) throw notFound('media file');
     const { file, raw } = await readMultipart(parts, storage, temps);
-    const p = await prepareObjects(storage, siteId, id, file, uploadFields(raw), temps);
-    const at = now();
-    await db.transaction().execute(async (tx) => {
-      await repo.mediaTable.update(
-        tx,
-        siteId,
-        { id },
-        {
+    const storageKey = `${mediaPrefix(siteId, id)}/r${randomUUID()}/original`;
+    const dir = objectsDir(storageKey);
+    const p = await prepareObjects(storage, storageKey, file, uploadFields(raw), temps);
+    const pending = settleKey(id, dir);
+    const settleAt = new Date(Date.now() + SETTLE_AFTER_MS).toISOString();
+    await scheduleJob(db, { siteId, type: SETTLE_JOB, key: pending, payload: { id, dir, widths: p.variantWidths }, runAt: settleAt });
+    let replaced: SettlePayload;
+    try {
+      await promoteAll(storage, p.objects, temps);
+      replaced = await db.transaction().execute(async (tx) => {
+        const at = now();
+        const patch = {
           original_name: file.name.split(/[\\/]/).pop()!.slice(0, 255),
           mime_type: p.type,
           size: p.size,
           width: p.width,
           height: p.height,
+          storage_key: storageKey,
           etag: p.etag,
           variant_widths: toJson(p.variantWidths),
           updated_at: at,
-        },
-      );
-      await emitEvent(tx, siteId, 'media.replaced', { id, filename: current.filename, mimeType: p.type, size: p.size }, at);
-    });
-    await promoteAll(storage, p.objects, temps);
-    for (const w of parseJson<number[]>(current.variant_widths, [])) if (!p.variantWidths.includes(w)) await storage.delete(variantKey(siteId, id, w));
-    await clearDerivatives(storage, siteId, id);
+        };
+        // The objects replaced are those of the row as committed now (another replace may have
+        // committed since the check above): the update holds only if the row still names them.
+        for (;;) {
+          const row = await repo.findMedia(tx, siteId, id);
+          if (!row || row.deleted_at) throw notFound('media file');
+          if (!(await repo.replaceObjects(tx, siteId, id, row.storage_key, patch))) continue;
+          await emitEvent(tx, siteId, 'media.replaced', { id, filename: row.filename, mimeType: p.type, size: p.size }, at);
+          await cancelJob(tx, siteId, pending);
+          const old: SettlePayload = { id, dir: objectsDir(row.storage_key), widths: parseJson<number[]>(row.variant_widths, []) };
+          await scheduleJob(tx, { siteId, type: SETTLE_JOB, key: settleKey(id, old.dir), payload: { ...old }, runAt: at });
+          return old;
+        }
+      });
+    } catch (err) {
+      // Nothing was committed: the promoted objects go now, and the pending job with them; if the
+      // store fails again, the job removes them later.
+      try {
+        await removeObjects(storage, siteId, id, dir, p.variantWidths);
+        await cancelJob(db, siteId, pending);
+      } catch {
+        // the job stays
+      }
+      throw err;
+    }
+    // The replaced objects, and the sizes made of them (their keys name the old ETag, so none is
+    // served again): a store that fails now leaves them to the job, not the client to retry.
+    try {
+      await removeObjects(storage, siteId, id, replaced.dir!, replaced.widths!);
+      await cancelJob(db, siteId, settleKey(id, replaced.dir));
+      await clearDerivatives(storage, siteId, id);
+    } catch {
+      // the job removes the objects; stale sizes go with the next replace or the file
+    }
     return toMedia((await repo.findMedia(db, siteId, id))!, baseUrl);
   });
 }
@@ -442,7 +508,7 @@ export async function servedFile(db: Executor, siteId: string, id: string, filen
   if (!row || row.filename !== filename) return null;
   if (row.deleted_at && Date.now() - Date.parse(row.deleted_at) > TRASH_DAYS * 86_400_000) return null;
   const widths = parseJson<number[]>(row.variant_widths, []);
-  const key = width && widths.includes(width) ? variantKey(siteId, id, width) : row.storage_key;
+  const key = width && widths.includes(width) ? variantKey(row.storage_key, width) : row.storage_key;
   return { row, key, etag: width && widths.includes(width) ? `${row.etag.slice(0, -1)}-w${width}"` : row.etag };
 }
 

@@ -137,7 +137,8 @@ export const redirectsModule: AppModule = {
     app.get(
       '/redirects/stats',
       {
-        config: { scope: 'redirects.view' },
+        // Writes the buffered hit counts first (service: hits.flush), so may meet a full disk.
+        config: { scope: 'redirects.view', writes: true },
         schema: { tags, operationId: 'redirectStats', summary: 'Counts of rules and hits', response: { 200: ref(RedirectStats) } },
       },
       async (req) => service.redirectStats(ctx, req.auth.siteId),
@@ -285,7 +286,8 @@ export const redirectsModule: AppModule = {
     app.get(
       '/redirects/not-found',
       {
-        config: { scope: 'redirects.view' },
+        // Writes the buffered hit counts first (service: hits.flush), so may meet a full disk.
+        config: { scope: 'redirects.view', writes: true },
         schema: {
           tags,
           operationId: 'listRedirectNotFound',
@@ -348,7 +350,8 @@ export const redirectsModule: AppModule = {
     app.get(
       '/redirects/:id/logs',
       {
-        config: { scope: 'redirects.view' },
+        // Writes the buffered hit counts first (service: hits.flush), so may meet a full disk.
+        config: { scope: 'redirects.view', writes: true },
         schema: {
           tags,
           operationId: 'listRedirectLogs',
