@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, type TransactionSettings } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -321,12 +321,28 @@ class RoutedConnection implements DatabaseConnection {
   }
 }
 
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says it is not, so its migrator ran each
+ * statement on its own: an upgrade killed half-way through a migration (one building indexes over
+ * millions of rows takes minutes) left some of its indexes made and the migration unrecorded, and
+ * every later start failed on "index ... already exists". Saying it is makes the migrator run the
+ * pending migrations and their records in one transaction, as on PostgreSQL.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class CairnSqliteDialect extends SqliteDialect {
   constructor(private readonly driver: SqliteDriver) {
     super({ database: {} as never });
   }
   override createDriver(): Driver {
     return this.driver;
+  }
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 
