@@ -94,8 +94,13 @@ function migratorOf(database: Database): Migrator {
   });
 }
 
-export function migrateToLatest(database: Database): Promise<string[]> {
-  return run(migratorOf(database).migrateToLatest());
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = migratorOf(database);
+  // Read first, write only when something is pending: the migrator runs in one transaction (on
+  // SQLite too, decisions MG1), and on SQLite a transaction takes the write lock at its start, so
+  // every start of an up-to-date server would otherwise wait on another process's write lock.
+  if ((await migrator.getMigrations()).every((m) => m.executedAt)) return [];
+  return run(migrator.migrateToLatest());
 }
 
 /** Up to and including `name` (the migration tests: a database as an older release left it). */

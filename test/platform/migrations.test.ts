@@ -348,3 +348,24 @@ describe('a migration that fails half-way', () => {
     expect(done).toEqual(expect.arrayContaining(['analytics_sessions_country_idx', 'analytics_sessions_device_idx', 'analytics_events_session_idx']));
   });
 });
+
+describe.skipIf(TEST_DIALECT !== 'sqlite')('an up-to-date SQLite file', () => {
+  it('starts while another process holds the write lock: with nothing pending the migrator only reads (decisions MG1)', async () => {
+    const file = path.join(os.tmpdir(), `cairn-migration-lock-${randomUUID()}.db`);
+    const first = connectDatabase({ databaseUrl: file });
+    await migrateToLatest(first);
+    await first.close();
+    const again = connectDatabase({ databaseUrl: file, sqliteBusyTimeoutMs: 200 });
+    const { default: BetterSqlite3 } = await import('better-sqlite3');
+    const other = new BetterSqlite3(file);
+    other.exec('begin immediate');
+    try {
+      expect(await migrateToLatest(again)).toEqual([]);
+    } finally {
+      other.exec('rollback');
+      other.close();
+      await again.close();
+      for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+    }
+  });
+});
