@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/types.js';
 import { BUNDLE_TABLES } from './bundle-tables.js';
-import { type BundleIdMapTable, saveIdMap, targetOf, targetOfUuid } from './bundles.repository.js';
+import { type BundleIdMapTable, saveIdMap, targetOf } from './bundles.repository.js';
 
 /** How many translations an import keeps in memory: the rest are read again from `bundle_id_map` (indexed). */
 const CACHE_SIZE = 20_000;
@@ -60,7 +60,7 @@ export class IdMap {
     const key = `${table}\0${sourceId}`;
     const hit = this.remembered(key);
     if (hit !== undefined) return hit === MISSING ? undefined : hit;
-    const found = await targetOf(this.tx, this.siteId, this.sourceSiteId, table, sourceId);
+    const found = await targetOf(this.tx, this.siteId, this.sourceSiteId, [table], [sourceId]);
     const value = found === undefined ? MISSING : this.typed(table, found);
     this.keep(key, value);
     return value === MISSING ? undefined : value;
@@ -72,7 +72,7 @@ export class IdMap {
     const key = `${ANY_UUID}\0${lower}`;
     const hit = this.remembered(key);
     if (hit !== undefined) return hit === MISSING ? undefined : (hit as string);
-    const found = await targetOfUuid(this.tx, this.siteId, this.sourceSiteId, UUID_TABLES, [sourceId, lower]);
+    const found = await targetOf(this.tx, this.siteId, this.sourceSiteId, UUID_TABLES, [sourceId, lower]);
     this.keep(key, found ?? MISSING);
     return found;
   }

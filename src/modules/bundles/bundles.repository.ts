@@ -86,21 +86,12 @@ export async function updateRow(db: Executor, table: string, siteColumn: string,
   await sql`update ${sql.table(table)} set ${sql.join(set)} where ${whereOf(siteColumn, siteId, where)}`.execute(db);
 }
 
-/** What earlier imports of `sourceSiteId`'s bundles (or this one, so far) made of its record `sourceId` of `table` in `siteId`. */
-export async function targetOf(db: Executor, siteId: string, sourceSiteId: string, table: string, sourceId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('bundle_id_map')
-    .select('target_id')
-    .where('site_id', '=', siteId)
-    .where('source_site_id', '=', sourceSiteId)
-    .where('table_name', '=', table)
-    .where('source_id', '=', sourceId)
-    .executeTakeFirst();
-  return row?.target_id;
-}
-
-/** The same for a UUID of any of `tables` (spelled any of `sourceIds`). */
-export async function targetOfUuid(db: Executor, siteId: string, sourceSiteId: string, tables: string[], sourceIds: string[]): Promise<string | undefined> {
+/**
+ * What earlier imports of `sourceSiteId`'s bundles (or this one, so far) made in `siteId` of the
+ * source record spelled any of `sourceIds` in any of `tables` (one table and id for a row; the UUID
+ * tables and both spellings of a UUID for a reference in text).
+ */
+export async function targetOf(db: Executor, siteId: string, sourceSiteId: string, tables: string[], sourceIds: string[]): Promise<string | undefined> {
   const row = await db
     .selectFrom('bundle_id_map')
     .select('target_id')
