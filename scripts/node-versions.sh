@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the install and the test suite (SQLite) on another Node major, as users run it (decisions NV1, NV2):
+# Runs the install and the test suite (SQLite) on another Node major, as users run it (decisions NV1, NV2, NV5):
 #
 #   bash scripts/node-versions.sh 22 [vitest arguments...]
 #
@@ -18,27 +18,16 @@ shift
 work=$(mktemp -d "${TMPDIR:-/tmp}/cairn-node${major}-XXXXXX")
 [ "${NODE_VERSIONS_KEEP:-}" = 1 ] || trap 'rm -rf "$work"' EXIT
 
-# 1. Node itself. The package's preinstall script is what installs the binary, so it is allowed
-#    by name (npm 11 runs no dependency script that allowScripts does not list).
-mkdir -p "$work/node"
-printf '{ "private": true, "allowScripts": { "node": true } }\n' >"$work/node/package.json"
-npm install --prefix "$work/node" --no-audit --no-fund --no-save --loglevel=error "node@$major" >/dev/null
-node_bin="$work/node/node_modules/node/bin"
-platform_pkg="$work/node/node_modules/node/node_modules/node-$("$node_bin/node" -p 'process.platform + "-" + process.arch')"
-"$node_bin/node" -e "if (process.versions.node.split('.')[0] !== '$major') process.exit(1)"
-echo "node $("$node_bin/node" -v) from the npm registry's node package"
+# 1. Node itself, from the npm registry's `node` package (scripts/use-node.sh), in this run's own
+#    directory: PATH and npm_config_nodedir point at it for the rest of the script, so npm runs on
+#    it too and node-gyp builds the native modules against its own headers.
+CAIRN_NODE_HOME="$work/node" source scripts/use-node.sh "$major"
 
 # 2. A copy of the project as CI checked it out (tracked and new files, nothing ignored).
 mkdir -p "$work/app"
 git ls-files -z --cached --others --exclude-standard | grep -zv '^node_modules$' | tar --null -T - -cf - | tar -xf - -C "$work/app"
 
-# 3. A clean install under that Node: npm itself runs on it too (PATH), and node-gyp builds the
-#    native modules against the package's own headers (no download from nodejs.org).
-export PATH="$node_bin:$PATH"
-export npm_config_nodedir="$platform_pkg"
-# node-gyp compiles with one job unless told: the native builds (re2 and its abseil above all) are
-# most of the install's time, so every core compiles (decisions NV3).
-export JOBS="${JOBS:-max}"
+# 3. A clean install under that Node.
 cd "$work/app"
 npm ci --no-audit --no-fund --prefer-offline 2>&1 | tee "$work/install.log"
 if grep -E '^npm (warn|WARN|error|ERR)' "$work/install.log"; then
