@@ -1,7 +1,9 @@
+import { Readable } from 'node:stream';
 import { type CompiledQuery, sql } from 'kysely';
 import { describe, expect, it, vi } from 'vitest';
 import { RULES_PAGE } from '../../src/modules/redirects/redirects.cache.js';
 import { activeRulesPageQuery } from '../../src/modules/redirects/redirects.repository.js';
+import { redirectImport } from '../../src/modules/redirects/redirects.transfer.js';
 import { jsonTextParser } from '../../src/plugins/json-body.js';
 import { PIECE_CHARS } from '../../src/plugins/json-scan.js';
 import { TEST_DIALECT } from '../helpers/app.js';
@@ -228,6 +230,17 @@ describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
     expect(body).toEqual(JSON.parse(text));
     // At least a turn for each piece parsed (the string walk's 9,000 objects give more).
     expect(turns).toBeGreaterThanOrEqual(Math.floor(text.length / PIECE_CHARS));
+  });
+
+  it('a 9,000-row CSV import file is read a slice at a time, even when it arrives as one chunk (decisions HN10)', async () => {
+    const csv = `source_path,target_url\n${Array.from({ length: 9000 }, (_, i) => `/old/${i},/new/${i}`).join('\n')}\n`;
+    // The CSV parser made all 9,000 records of the chunk at once and the loop checked them as
+    // promise continuations: no turn of the event loop in between.
+    const { value: rows, turns } = await countTurns(() => redirectImport.fromCsv(Readable.from([csv])));
+    expect(rows).toHaveLength(9000);
+    expect(rows[8999]).toEqual({ row: 9000, input: { sourcePath: '/old/8999', targetUrl: '/new/8999' } });
+    // A dozen clock readings a slice, one reading a row.
+    expect(turns).toBeGreaterThanOrEqual(9000 / 100);
   });
 
   it('a 9,000-row redirect import gives the event loop turns while it checks its rows (issue 36 item 3)', async () => {
