@@ -80,7 +80,7 @@ async function seedLongPosts(serverUrl: string, token: string, count: number): P
  * creating contents with ~950 KB markdown bodies, a full-text search for a word in every post,
  * the public analytics collector, and (issue 36 item 3) a create with a 100,000-key `metadata`
  * object, `search?q=a&limit=100` over 100 posts of 60 KB, and 9,000-row redirect imports.
- * BENCH_NOISY (a part of a row's name, case-insensitive) measures the matching rows only.
+ * BENCH_NOISY (a part of a row's name, case-insensitive; several separated by `|`) measures the matching rows only.
  */
 export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext, settings: LoadSettings, probe: Probe): Promise<NoisyNeighbourRow[]> {
   const neighbourRead: Target = { url: `${serverUrl}/v1/tags?limit=20`, method: 'GET', headers: { authorization: `Bearer ${ctx.neighbourToken as string}` } };
@@ -126,10 +126,10 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
       },
     },
   ];
-  const only = process.env.BENCH_NOISY?.trim().toLowerCase();
+  const only = process.env.BENCH_NOISY?.trim().toLowerCase().split('|').filter(Boolean);
   const rows: NoisyNeighbourRow[] = [];
   for (const { name, target, seed } of floods) {
-    if (only && !name.toLowerCase().includes(only)) continue;
+    if (only?.length && !only.some((part) => name.toLowerCase().includes(part))) continue;
     await seed?.();
     const quiet = await measure(neighbourRead, settings, probe);
     // The flood starts first and outlasts the measured run (its warm-up included).

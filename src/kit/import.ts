@@ -8,6 +8,7 @@ import { compileSchema } from '../plugins/validation.js';
 import { AppError, invalid } from '../shared/errors.js';
 import { multipartParts } from '../shared/multipart.js';
 import { named, ref } from '../shared/schemas.js';
+import { timeSlicer } from '../shared/time-slice.js';
 
 /**
  * Imports of a resource's rows (redirects, sitemap entries, ...; decisions R7): a JSON body
@@ -86,8 +87,14 @@ export function importReader<T>(format: ImportFormat) {
     else stream.once('error', (err) => parser.destroy(err)).pipe(parser);
     const out: ImportRow<T>[] = [];
     let header: Array<string | null> | null = null;
+    // The parser turns a whole chunk of the file into records at once, and the loop takes them
+    // as promise continuations, which give the event loop no turn: a turn once a slice of work is
+    // used up (decisions HN6, HN10).
+    const slice = timeSlicer();
     try {
       for await (const record of parser as AsyncIterable<string[]>) {
+        const wait = slice();
+        if (wait) await wait;
         if (!header) {
           header = record.map((h) => columns.get(headerKey(h)) ?? null);
           const missing = format.required.filter((f) => !header!.includes(f));

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { jsonShapeProblem, nestsDeeperThan } from './json-body.js';
+import Fastify from 'fastify';
+import { jsonShapeProblem, jsonTextParser, nestsDeeperThan, SLICED_BODY_CHARS } from './json-body.js';
+import { buildInPieces, type Container, scanUntil, startScan } from './json-scan.js';
 
 describe('nestsDeeperThan', () => {
   const nested = (depth: number, leaf = '1') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
@@ -49,5 +51,82 @@ describe('jsonShapeProblem', () => {
   it('ignores colons inside strings and keys', () => {
     expect(jsonShapeProblem(`{"a:b:c:d":"x:y:z:w"}`, 64, 1)).toBe(null);
     expect(jsonShapeProblem(String.raw`{"a\":":"\":", "b":1}`, 64, 1)).toBe('wide');
+  });
+});
+
+describe('jsonTextParser on large bodies (in pieces, decisions HN9)', () => {
+  const parser = jsonTextParser(Fastify());
+  const parse = (text: string) =>
+    new Promise<{ err: (Error & { code?: string; statusCode?: number }) | null; body?: unknown }>((resolve) => {
+      (parser as unknown as (req: unknown, body: string, done: (err: Error | null, body?: unknown) => void) => void)({}, text, (err, body) =>
+        resolve({ err, body }),
+      );
+    });
+  const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ sourcePath: `/old/${i}`, targetUrl: `/new/${i}`, note: i % 7 ? null : `ü ${i}` }));
+
+  it('gives what JSON.parse gives, whatever the layout', async () => {
+    const texts = [
+      JSON.stringify({ entries: entries(9000) }),
+      JSON.stringify({ entries: entries(9000) }, null, 2),
+      // Big members before, between and after small ones; arrays of arrays; duplicate keys (the last wins, in the first's place).
+      `{"a":1,"big":${JSON.stringify(entries(3000))},"b":"x","c":{"inner":${JSON.stringify(entries(2000))},"z":[1,2]},"a":2}`,
+      `[${JSON.stringify(entries(2000))} , \n ${JSON.stringify(entries(2000))},3]`,
+      ` \n${JSON.stringify(Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`k${i}`, 'v'.repeat(100)])))}\t`,
+      // Keys with colons, quotes and escapes next to a big value.
+      `{"we:ird \\" key":${JSON.stringify(entries(2000))}, "1": 1, "0": ${JSON.stringify(entries(1000))}}`,
+    ];
+    for (const text of texts) {
+      expect(text.length).toBeGreaterThanOrEqual(SLICED_BODY_CHARS);
+      const { err, body } = await parse(text);
+      expect(err).toBe(null);
+      expect(body).toEqual(JSON.parse(text));
+      expect(Object.keys(body as object)).toEqual(Object.keys(JSON.parse(text)));
+      // Built from its pieces, not parsed whole after all.
+      const scan = startScan();
+      scanUntil(scan, text, text.length, 64, 1000);
+      expect(scan.root).not.toBe(null);
+      const pieces = (c: Container): number => c.parts.reduce((n, p) => n + (p.child ? pieces(p.child) : 1), 0);
+      expect(pieces(scan.root!)).toBeGreaterThan(1);
+      expect(await buildInPieces(text, scan.root!, JSON.parse, () => undefined)).toEqual(JSON.parse(text));
+    }
+  });
+
+  it('refuses what JSON.parse refuses, with the parser own error (400 INVALID_JSON)', async () => {
+    const big = JSON.stringify(entries(3000));
+    const texts = [
+      `{"entries":${big.slice(0, -1)},]}`, // trailing comma
+      `{"entries":${big.slice(0, -1)},,{"a":1}]}`, // empty element
+      `{"entries":${big}} x`, // text after the value
+      `{"entries":${big} "more":${big}}`, // no comma between members
+      `[${big} ${big}]`, // no comma between elements
+      `{"entries":${big.slice(0, -1)}}}`, // brackets that do not match
+      `{"entries" ${big}}`, // no colon
+      `{"entries":${big}`, // cut short
+    ];
+    for (const text of texts) {
+      const { err } = await parse(text);
+      expect(err?.code, text.slice(-40)).toBe('FST_ERR_CTP_INVALID_JSON_BODY');
+      // The pieces themselves never vouch for it.
+      const scan = startScan();
+      scanUntil(scan, text, text.length, 64, 1000);
+      if (scan.root && !scan.malformed) await expect(buildInPieces(text, scan.root, JSON.parse, () => undefined)).rejects.toThrow();
+    }
+  });
+
+  it('keeps the prototype checks on a member parsed on its own', async () => {
+    for (const text of [`{"__proto__":${JSON.stringify(entries(3000))}}`, `{"constructor":{"prototype":${JSON.stringify(entries(3000))}}}`]) {
+      const { err } = await parse(text);
+      expect(err).not.toBe(null);
+      expect(err?.code).toBe('FST_ERR_CTP_INVALID_JSON_BODY');
+    }
+  });
+
+  it('checks the strings and the shape of a large body', async () => {
+    const nul = await parse(JSON.stringify({ entries: [...entries(3000), { sourcePath: '/a\u0000', targetUrl: '/b' }] }));
+    expect(nul.err?.message).toBe('Text must not contain NUL characters.');
+    const wide = await parse(JSON.stringify({ entries: entries(3000), metadata: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`k${i}`, i])) }));
+    expect(wide.err?.message).toBe('A JSON object has more than 1000 keys.');
+    const nfc = await parse(JSON.stringify({ entries: [...entries(3000), { note: 'Cafe\u0301' }] }));
+    expect((nfc.body as { entries: Array<{ note?: string }> }).entries[3000]!.note).toBe('Café');
   });
 });
