@@ -18,6 +18,16 @@ declare module 'autocannon' {
       /** Replace every `[<id>]` in the request with a unique id, on each request. */
       idReplacement?: boolean;
       title?: string;
+      /** Requests sent in turn instead of the options' one; `onResponse` sees each answer's status and body. */
+      requests?: Request[];
+    }
+
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
     }
 
     /** One histogram as autocannon reports it (values in ms for latency, req/s for requests). */

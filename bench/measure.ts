@@ -27,11 +27,19 @@ function isExpected(target: Target, status: number): boolean {
 export interface Measurement {
   /** Average of autocannon's per-second samples. */
   reqPerSec: number;
+  /** Wall time of the measured run, s (responses ÷ this is the rate over the whole run, stalls included). */
+  elapsedSec: number;
   /** Latency percentiles of the expected (2xx) responses, ms. */
   p50Ms: number;
   p99Ms: number;
   /** Responses received in the measured run (warm-up excluded). */
   responses: number;
+  /**
+   * Requests of the warm-up and the measured run that were sent but not answered when autocannon
+   * stopped at the end of its duration (at most one a connection and run): the server may have
+   * handled them, the bench never sees their answers.
+   */
+  unanswered: number;
   /** Responses with another status than the expected one (2xx unless the target names one). */
   non2xx: number;
   /** Connection errors and timeouts. */
@@ -72,7 +80,13 @@ function percentile(sorted: Float64Array, p: number): number {
  * times autocannon emits (sub-ms precision); its own histogram stores whole milliseconds, which
  * flattens a fast endpoint's p50 to 0 or 1.
  */
-export async function measure(target: Target, load: LoadSettings, probe: Probe, onExpected?: () => void): Promise<Measurement> {
+export async function measure(
+  target: Target,
+  load: LoadSettings,
+  probe: Probe,
+  onExpected?: () => void,
+  onBody?: (status: number, body: string, measured: boolean) => void,
+): Promise<Measurement> {
   const options: autocannon.Options = {
     url: target.url,
     method: target.method,
@@ -82,22 +96,42 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe, 
     ...(target.body !== undefined ? { body: target.body } : {}),
     ...(target.idReplacement ? { idReplacement: true } : {}),
   };
+  // Each response's body, when asked for (the collector's 202 says how many events it accepted).
+  const withBodies = (measured: boolean): autocannon.Options =>
+    onBody
+      ? {
+          ...options,
+          requests: [
+            {
+              method: target.method,
+              headers: target.headers,
+              ...(target.body !== undefined ? { body: target.body } : {}),
+              onResponse: (status: number, body: string) => onBody(status, body, measured),
+            },
+          ],
+        }
+      : options;
+  const answered = (r: autocannon.Result) => Object.values(r.statusCodeStats).reduce((sum, { count }) => sum + count, 0);
+  let unanswered = 0;
   if (load.warmupSec > 0) {
-    const warmup = autocannon({ ...options, duration: load.warmupSec });
+    const warmup = autocannon({ ...withBodies(false), duration: load.warmupSec });
     if (onExpected) warmup.on('response', (_client, statusCode) => isExpected(target, statusCode) && onExpected());
-    await warmup;
+    const w = await warmup;
+    unanswered += Math.max(0, w.requests.sent - answered(w));
   }
 
   const latencies: number[] = [];
   const otherCpu = otherCpuMeter([process.pid, ...probe.ourPids]);
   const serverCpu = processCpuMeter(probe.serverPid);
-  const run = autocannon({ ...options, duration: load.durationSec });
+  const startedAt = performance.now();
+  const run = autocannon({ ...withBodies(true), duration: load.durationSec });
   run.on('response', (_client, statusCode, _bytes, responseTime) => {
     if (!isExpected(target, statusCode)) return;
     latencies.push(responseTime);
     onExpected?.();
   });
   const result = await run;
+  const elapsedSec = (performance.now() - startedAt) / 1000;
   const otherCpuCores = otherCpu();
   const serverCpuMs = serverCpu();
   const rss = rssMb(probe.serverPid);
@@ -106,12 +140,15 @@ export async function measure(target: Target, load: LoadSettings, probe: Probe, 
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
   const responses = Object.values(statusCodes).reduce((a, b) => a + b, 0);
+  unanswered += Math.max(0, result.requests.sent - responses);
   return {
     reqPerSec: result.requests.average,
+    elapsedSec,
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     cpuMsPerReq: serverCpuMs !== null && responses > 0 ? serverCpuMs / responses : null,
     responses,
+    unanswered,
     non2xx: target.expectStatus !== undefined ? responses - (statusCodes[String(target.expectStatus)] ?? 0) : result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,

@@ -422,3 +422,27 @@ describe('analytics client address (decisions A4, TRUST_PROXY)', () => {
 });
 
 void CHROME;
+
+describe('analytics collector: a busy writer (decisions AN13)', () => {
+  it('keeps a flush that waited longer than the busy timeout for the writer and writes it next time: nothing accepted is lost', async () => {
+    const built = await buildTestApp({ database: { ...ctx.config.database, busyTimeoutMs: 100 } });
+    try {
+      const { createSiteWithToken } = await import('../../../test/helpers/app.js');
+      const s = await createSiteWithToken(built.app);
+      const key = (await built.app.database.db.selectFrom('sites').select('public_key').where('id', '=', s.siteId).executeTakeFirstOrThrow()).public_key;
+      expect((await collector(built.app, key)(batch(PAGE, [{ t: 'pageview' }, { t: 'engagement', ms: 5 }]))).body).toEqual({ accepted: 2, dropped: 0 });
+      // Another write holds the writer three times the busy timeout (on PostgreSQL the flush simply waits for it).
+      const holding = built.app.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('sites').set({ name: 'Held' }).where('id', '=', s.siteId).execute();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await flush(built.app);
+      await holding;
+      await flush(built.app);
+      expect(await eventsOf(built.app, s.siteId)).toHaveLength(2);
+    } finally {
+      await built.close();
+    }
+  }, 60_000);
+});

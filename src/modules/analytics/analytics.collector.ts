@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { classifyDbError } from '../../db/db-errors.js';
 import type { Db } from '../../db/types.js';
 import { AppError } from '../../shared/errors.js';
 import { clientOf, type GeoLookup, inRanges, isBot, pageOf, referrerHostOf, sourceOf } from './analytics.enrich.js';
@@ -202,18 +203,31 @@ export class Collector {
       try {
         await this.store.write(items);
       } catch (err) {
-        // The events are lost, not retried: a batch that fails once (a constraint) would fail again.
+        // The writer stayed busy past the busy timeout (a long transaction of another request or a
+        // rebuild holds SQLite's one writer): nothing was written, so the events go back to the
+        // head of the queue, still counted against maxQueuedEvents, and the next flush writes them
+        // (decisions AN13). Any other failure loses them: a batch that failed once (a constraint) would fail again.
+        if (classifyDbError(err)?.kind === 'unavailable' && (err as { code?: string }).code === 'SQLITE_BUSY') {
+          this.log().warn({ events: count }, 'analytics flush waited too long for the writer; queued again');
+          this.queue = [...items, ...this.queue];
+          this.queued += count;
+          if (!this.timer && !this.closed) {
+            this.timer = setTimeout(() => void this.flush(), this.options.flushMs);
+            this.timer.unref();
+          }
+          return;
+        }
         this.log().error({ err: { message: (err as Error).message }, events: count }, 'analytics flush failed');
-      } finally {
-        this.pending -= count;
       }
+      this.pending -= count;
     });
     return this.flushing;
   }
 
+  /** Writes what is queued; a flush that found the writer busy is tried again, a few times. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.flush();
+    for (let attempt = 0; attempt < 5 && (attempt === 0 || this.queue.length); attempt++) await this.flush();
   }
 }
 

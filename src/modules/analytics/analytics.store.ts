@@ -1,10 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Generated, sql, type Insertable } from 'kysely';
+import { type Generated, type Insertable, type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
 import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
-import { rebuildEventDims } from './analytics.rollup.events.js';
+import { type RollupStep, rebuildSiteDay, sessionsOfDay } from './analytics.rebuild.js';
+import { eventDimInserts } from './analytics.rollup.events.js';
 import { localTime, monthOf } from './analytics.time.js';
 
 /**
@@ -404,40 +405,8 @@ export class SqlAnalyticsStore implements AnalyticsStore {
 
   async rebuild(siteId: string, day: number): Promise<void> {
     const startedAt = Date.now();
-    const { month, first, last } = monthOf(day);
     await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('analytics_daily').where('site_id', '=', siteId).where('day', '=', day).execute();
-      const sessionsOfDay = sql`from analytics_sessions where site_id = ${siteId} and day = ${day}`;
-      // conversions: visits that converted (a campaign's conversion rate is per visit, design 5).
-      const metrics = sql`count(distinct visitor), count(*), sum(pageviews), sum(bounce), sum(duration_ms), 0, sum(events), sum(case when conversions > 0 then 1 else 0 end)`;
-      const insert = sql`insert into analytics_daily (site_id, day, dim, v1, v2, visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions)`;
-      await sql`${insert} select ${siteId}, ${day}, 'total', 0, 0, ${metrics} ${sessionsOfDay} having count(*) > 0`.execute(trx);
-      for (const dim of SESSION_DIMS) {
-        const col = sql.ref(dim);
-        const pair = ROLLUP_PAIR[dim];
-        const v2 = pair ? sql.ref(pair) : undefined;
-        await sql`${insert} select ${siteId}, ${day}, ${dim}, coalesce(${col}, 0), ${v2 ? sql`coalesce(${v2}, 0)` : sql`0`}, ${metrics} ${sessionsOfDay}
-          group by ${v2 ? sql`${col}, ${v2}` : col}`.execute(trx);
-      }
-      // Pages: pageviews, the visitors and visits that viewed each, engaged time on it, bounces of visits entering on it.
-      await sql`${insert}
-        select ${siteId}, ${day}, 'page', coalesce(e.path, 0), 0,
-          count(distinct case when e.type = ${TYPE_CODE.pageview} then s.visitor end),
-          count(distinct case when e.type = ${TYPE_CODE.pageview} then s.id end),
-          sum(case when e.type = ${TYPE_CODE.pageview} then 1 else 0 end),
-          count(distinct case when s.bounce = 1 and s.entry_path = e.path then s.id end),
-          0,
-          coalesce(sum(case when e.type = ${TYPE_CODE.engagement} then e.value else 0 end), 0),
-          count(*), 0
-        from analytics_events e join analytics_sessions s on s.id = e.session_id
-        where s.site_id = ${siteId} and s.day = ${day} and e.type in (${TYPE_CODE.pageview}, ${TYPE_CODE.engagement})
-        group by e.path`.execute(trx);
-      await rebuildEventDims(trx, siteId, day);
-      // Visitors add up across days (design 3.2), so a month is the sum of its days.
-      await trx.deleteFrom('analytics_monthly').where('site_id', '=', siteId).where('month', '=', month).execute();
-      await sql`insert into analytics_monthly (site_id, month, dim, v1, v2, visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions)
-        select site_id, ${month}, dim, v1, v2, sum(visitors), sum(visits), sum(pageviews), sum(bounces), sum(duration_ms), sum(engaged_ms), sum(events), sum(conversions)
-        from analytics_daily where site_id = ${siteId} and day between ${first} and ${last} group by site_id, dim, v1, v2`.execute(trx);
+      await rebuildSiteDay(trx, siteId, day, monthOf(day), ROLLUP_STEPS);
       await trx
         .updateTable('analytics_days')
         .set({ dirty: 0, built_at: startedAt })
@@ -511,3 +480,59 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     return Number(daily.numAffectedRows ?? 0) + Number(monthly.numAffectedRows ?? 0);
   }
 }
+
+const METRIC_COLUMNS = sql`visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions`;
+
+/** `analytics_daily` and `analytics_monthly`: total, the session dims, pages and the event dims (AN7, AR1). */
+export const dailyRollups: RollupStep = {
+  table: 'analytics_daily',
+  day(db, siteId, day) {
+    const sessions = sql`from ${sessionsOfDay(db)} where site_id = ${siteId} and day = ${day}`;
+    // conversions: visits that converted (a campaign's conversion rate is per visit, design 5).
+    const metrics = sql`count(distinct visitor), count(*), sum(pageviews), sum(bounce), sum(duration_ms), 0, sum(events), sum(case when conversions > 0 then 1 else 0 end)`;
+    const insert = sql`insert into analytics_daily (site_id, day, dim, v1, v2, ${METRIC_COLUMNS})`;
+    const statements: RawBuilder<unknown>[] = [
+      sql`delete from analytics_daily where site_id = ${siteId} and day = ${day}`,
+      sql`${insert} select ${siteId}, ${day}, 'total', 0, 0, ${metrics} ${sessions} having count(*) > 0`,
+    ];
+    for (const dim of SESSION_DIMS) {
+      const col = sql.ref(dim);
+      const pair = ROLLUP_PAIR[dim];
+      const v2 = pair ? sql.ref(pair) : undefined;
+      statements.push(sql`${insert} select ${siteId}, ${day}, ${dim}, coalesce(${col}, 0), ${v2 ? sql`coalesce(${v2}, 0)` : sql`0`}, ${metrics} ${sessions}
+          group by ${v2 ? sql`${col}, ${v2}` : col}`);
+    }
+    // Pages: pageviews, the visitors and visits that viewed each, engaged time on it, bounces of visits entering on it.
+    statements.push(sql`${insert}
+        select ${siteId}, ${day}, 'page', coalesce(e.path, 0), 0,
+          count(distinct case when e.type = ${TYPE_CODE.pageview} then s.visitor end),
+          count(distinct case when e.type = ${TYPE_CODE.pageview} then s.id end),
+          sum(case when e.type = ${TYPE_CODE.pageview} then 1 else 0 end),
+          count(distinct case when s.bounce = 1 and s.entry_path = e.path then s.id end),
+          0,
+          coalesce(sum(case when e.type = ${TYPE_CODE.engagement} then e.value else 0 end), 0),
+          count(*), 0
+        from ${sessionsOfDay(db, 's')} join analytics_events e on s.id = e.session_id
+        where s.site_id = ${siteId} and s.day = ${day} and e.type in (${TYPE_CODE.pageview}, ${TYPE_CODE.engagement})
+        group by e.path`);
+    statements.push(...eventDimInserts(siteId, day, sessionsOfDay(db, 's')));
+    return statements;
+  },
+  // Visitors add up across days (design 3.2), so a month is the sum of its days: one statement a dim, each reading that dim's days through the primary key.
+  async month(db, siteId, { month, first, last }) {
+    const dims = await sql<{ dim: string }>`select distinct dim from analytics_daily where site_id = ${siteId} and day between ${first} and ${last}`.execute(
+      db,
+    );
+    return [
+      sql`delete from analytics_monthly where site_id = ${siteId} and month = ${month}`,
+      ...dims.rows.map(
+        ({ dim }) => sql`insert into analytics_monthly (site_id, month, dim, v1, v2, ${METRIC_COLUMNS})
+          select site_id, ${month}, dim, v1, v2, sum(visitors), sum(visits), sum(pageviews), sum(bounces), sum(duration_ms), sum(engaged_ms), sum(events), sum(conversions)
+          from analytics_daily where site_id = ${siteId} and dim = ${dim} and day between ${first} and ${last} group by site_id, dim, v1, v2`,
+      ),
+    ];
+  },
+};
+
+/** What a site-day's rebuild writes, table by table (decision AN12): a table of rollups reports read is a step here. */
+export const ROLLUP_STEPS: readonly RollupStep[] = [dailyRollups];
