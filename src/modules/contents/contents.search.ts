@@ -18,7 +18,9 @@ import { timeSlicer } from '../../shared/time-slice.js';
  *   A 1.0, B 0.5, C 0.2); then publishedAt (else createdAt) desc, then id desc. The tiers make
  *   "title above slug above body" hold even against a body repeating the word fifty times,
  *   which weights alone do not.
- * - The total counts every filtered match; only the tiers the page falls in are ranked
+ * - Bounded (decisions MP6): only the newest SEARCH_CANDIDATES filtered matches (by id) are
+ *   ranked and paged; with more, `capped` is true and the total is SEARCH_CANDIDATES. Below the
+ *   cap the total counts every filtered match; only the tiers the page falls in are ranked
  *   (SQLite: counts per tier first; PostgreSQL: the page's last tier first). Highlights are
  *   computed for the page's rows only, with noncharacter markers that become `<mark>` once the text
  *   around them is HTML-escaped.
@@ -37,6 +39,13 @@ const ELLIPSIS = '…';
 /** PostgreSQL: the slice of the body ts_headline looks at, from this many characters before the first match. */
 const BODY_WINDOW = 1500;
 const BODY_WINDOW_BEFORE = 300;
+/**
+ * Matches a search ranks at most (decisions MP6): the newest this many filtered matches by id.
+ * Ranking, tier counts and the total grew with the number of matches (a word in 190,000 of a
+ * million posts gave no answer within 5 s); the candidates are found walking the index from
+ * the newest id down, and stop at this many.
+ */
+export const SEARCH_CANDIDATES = 1000;
 
 interface Term {
   text: string;
@@ -180,9 +189,9 @@ export async function searchContents(
   q: string,
   filter: SearchFilter<any>,
   page: { page: number; limit: number },
-): Promise<{ hits: SearchHit[]; total: number }> {
+): Promise<{ hits: SearchHit[]; total: number; capped: boolean }> {
   const terms = parseTerms(q);
-  if (terms.length === 0) return { hits: [], total: 0 };
+  if (terms.length === 0) return { hits: [], total: 0, capped: false };
   const limit = Math.max(1, Math.floor(page.limit));
   const offset = (Math.max(1, Math.floor(page.page)) - 1) * limit;
   const kdb = db as unknown as Kysely<any>;
@@ -195,13 +204,6 @@ interface PageRow {
   id: number;
   score: number;
   tier: number;
-  total: number;
-}
-
-/** The total when the page is past the end (the window count came back with no row). */
-async function countMatched(matched: ContentsQb): Promise<number> {
-  const row = await matched.select(sql<number>`count(*)`.as('n')).executeTakeFirst();
-  return Number(row?.n ?? 0);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -218,9 +220,12 @@ type SqliteArgs = {
   s_last?: number;
   s_limit?: number;
   s_offset?: number;
+  /** The candidates' lowest id (MP6): matches below it are not considered. */
+  s_min?: number;
 };
 
 interface SqliteStatements {
+  candidates: PreparedQuery<any, { id: number }>;
   count: PreparedQuery<any, { n: number }>;
   tierPage: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
 }
@@ -233,16 +238,20 @@ interface SqliteStatements {
  * through an index and probes the matches, which costs the size of the site instead of the number
  * of matches (2 ms against 0.8 ms for a word in 100 of 10,000 posts, and never less).
  */
-function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, scored: boolean) {
+function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, scored: boolean, newestFirst = false) {
+  // `rowid >= s_min` is an index constraint: FTS5 starts each term's list at the candidates' lowest id.
+  const from = p.s_min === undefined ? sql`` : sql` and rowid >= ${p.s_min}`;
   // `+rowid`: a filter on the match's rows, not an index constraint (as one, SQLite would run the
   // other MATCH once per row, and merge every term of a prefix each time: 30 ms instead of 0.8).
   const within = [
-    ...(p.s_in ? [sql`+rowid in (select rowid from contents_fts where contents_fts match ${p.s_in})`] : []),
-    ...(p.s_notIn ? [sql`+rowid not in (select rowid from contents_fts where contents_fts match ${p.s_notIn})`] : []),
+    ...(p.s_in ? [sql`+rowid in (select rowid from contents_fts where contents_fts match ${p.s_in}${from})`] : []),
+    ...(p.s_notIn ? [sql`+rowid not in (select rowid from contents_fts where contents_fts match ${p.s_notIn}${from})`] : []),
   ];
+  // newestFirst: FTS5 walks the matches by descending rowid (= contents.id), and SQLite keeps the
+  // subquery's order through the join (no sort), so a LIMIT stops the walk.
   const fts = sql`(select rowid as fts_id${scored ? sql`, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score` : sql``}
-    from contents_fts where contents_fts match ${p.s_match}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``} limit -1)`;
-  return filter.apply(
+    from contents_fts where contents_fts match ${p.s_match}${from}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``}${newestFirst ? sql` order by rowid desc` : sql``} limit -1)`;
+  const rows = filter.apply(
     db
       .selectFrom(fts.as('fts'))
       .crossJoin('contents')
@@ -250,6 +259,7 @@ function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, 
       .where('contents.site_id', '=', p.s_site) as unknown as ContentsQb,
     p,
   );
+  return newestFirst ? rows.orderBy(sql`fts.fts_id`, 'desc') : rows;
 }
 
 /** The statements for one filter kind (see SearchFilter), built on first use. */
@@ -260,6 +270,11 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   if (cached) return cached;
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
+    // The newest s_limit filtered matches' ids (MP6).
+    candidates: prepared(
+      (db, p: SqliteArgs) => matchedRows(db, filter, p, false, true).select('contents.id as id').limit(p.s_limit!) as Compilable<{ id: number }>,
+      { structural },
+    ),
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
       structural,
     }),
@@ -305,10 +320,15 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
   const inTitle = `{title} : (${match})`;
   const inHead = `{title slug} : (${match})`;
   const statements = statementsFor(filter);
-  const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match }))?.n ?? 0);
+  // One more than the cap tells whether there are more; past the cap, every later statement
+  // reads the matches from the candidates' lowest id up only.
+  const candidates = await statements.candidates.execute(db, { ...filter.args, s_site: siteId, s_match: match, s_limit: SEARCH_CANDIDATES + 1 });
+  const capped = candidates.length > SEARCH_CANDIDATES;
+  const total = Math.min(candidates.length, SEARCH_CANDIDATES);
+  const s_min = capped ? Number(candidates[SEARCH_CANDIDATES - 1]!.id) : undefined;
+  const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match, s_min }))?.n ?? 0);
 
-  const total = await count(match);
-  if (total === 0 || offset >= total) return { hits: [], total };
+  if (total === 0 || offset >= total) return { hits: [], total, capped };
   const end = Math.min(offset + limit, total);
   const titleCount = await count(inTitle);
   const headCount = end <= titleCount ? titleCount : await count(inHead);
@@ -332,10 +352,11 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
       s_last: to - range.from - 1,
       s_limit: to - from,
       s_offset: from - range.from,
+      s_min,
     });
     for (const r of page) rows.push({ id: Number(r.id), score: Number(r.score), tier });
   }
-  if (rows.length === 0) return { hits: [], total };
+  if (rows.length === 0) return { hits: [], total, capped };
 
   // The bodies' first EXCERPT_HEAD characters (decisions HN7): a page of a hundred 60 KB posts
   // was 6 MB of strings made and collected per request; a body whose excerpt is not settled
@@ -371,7 +392,7 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
       bodyHighlight: markedToHtml(excerpt),
     });
   }
-  return { total, hits };
+  return { total, capped, hits };
 }
 
 /** Letters, digits and marks: the words of SQLite's unicode61 tokenizer, near enough for excerpts. */
@@ -489,7 +510,18 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
   // vectors. Given the constant, it knows a common word matches most rows and prefers a
   // sequential scan that decompresses every row's vector just to test it: 130 ms instead of
   // 8 ms for a word in all of 10,000 posts.
-  const matched = base.where(sql<boolean>`contents.search_vector @@ (select ${tsq()})`);
+  const filtered = base.where(sql<boolean>`contents.search_vector @@ (select ${tsq()})`);
+  // The candidates (MP6): the newest SEARCH_CANDIDATES filtered matches, one more to know whether
+  // there are more; past the cap the page is ranked among the rows from the lowest one's id up.
+  const candidates = await filtered
+    .select('contents.id')
+    .orderBy('contents.id', 'desc')
+    .limit(SEARCH_CANDIDATES + 1)
+    .execute();
+  const capped = candidates.length > SEARCH_CANDIDATES;
+  const total = Math.min(candidates.length, SEARCH_CANDIDATES);
+  if (total === 0 || offset >= total) return { hits: [], total, capped };
+  const matched = capped ? filtered.where('contents.id', '>=', Number(candidates[SEARCH_CANDIDATES - 1]!.id)) : filtered;
   // search_head is small and stays in the row: the tier costs nothing. search_vector is
   // compressed out of line and ts_rank decompresses it for each row it ranks, which is most of
   // the cost of a common word; so `cut` first finds the tier of the page's last row, and only
@@ -517,7 +549,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
         'm.sort_at',
         sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
           then ts_rank('{0.1, 0.2, 0.5, 1.0}', m.vector, ${tsq()}) else 0 end`.as('score'),
-        sql<number>`count(*) over ()`.as('total'),
       ])
       .orderBy('m.tier')
       .orderBy('score', 'desc')
@@ -564,7 +595,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
             'page.id',
             'page.score',
             'page.tier',
-            'page.total',
             'page.sort_at',
             't.title',
             'c.body_text',
@@ -580,7 +610,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
           'id',
           'score',
           'tier',
-          'total',
           'sort_at',
           'title',
           'title_hl',
@@ -595,7 +624,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
       'id',
       'score',
       'tier',
-      'total',
       'title',
       'title_hl',
       'body_hl',
@@ -619,10 +647,9 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
       body_src: string;
     }
   >;
-  if (rows.length === 0) return { hits: [], total: offset === 0 ? 0 : await countMatched(matched) };
-
   return {
-    total: Number(rows[0]!.total),
+    total,
+    capped,
     hits: rows.map((r): SearchHit => {
       const pos = Number(r.body_pos);
       let body = pos > 0 ? unfold(r.body_hl, r.body_src) : null;
