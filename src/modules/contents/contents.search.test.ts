@@ -322,7 +322,8 @@ describe('searchContents', () => {
     const site = await createSiteWithToken(ctx.app);
     const siteId = site.siteId;
     // SEARCH_CANDIDATES + 5 matches: the oldest has the word in its title (it would rank first
-    // among all), the others in their bodies; the ten newest are drafts.
+    // among all), the others in their bodies, ten old ones many times (bm25 would put them
+    // first); the ten newest are drafts.
     const count = SEARCH_CANDIDATES + 5;
     const made: number[] = [];
     for (let i = 0; i < count; i += 250) {
@@ -336,7 +337,15 @@ describe('searchContents', () => {
     for (let i = 0; i < made.length; i += 250)
       await db
         .insertInto('content_bodies')
-        .values(made.slice(i, i + 250).map((id) => ({ content_id: id, site_id: siteId, body: null, body_html: '', body_text: `the whimbrel ${id}` })))
+        .values(
+          made.slice(i, i + 250).map((id, k) => ({
+            content_id: id,
+            site_id: siteId,
+            body: null,
+            body_html: '',
+            body_text: i + k >= 10 && i + k < 20 ? 'whimbrel '.repeat(30) : `the whimbrel ${id}`,
+          })),
+        )
         .execute();
     const oldest = Math.min(...made);
     const newest = [...made].sort((a, b) => b - a);
@@ -345,7 +354,9 @@ describe('searchContents', () => {
     expect(all.total).toBe(SEARCH_CANDIDATES);
     expect(all.capped).toBe(true);
     expect(ids(all.hits)).not.toContain(oldest);
-    expect(all.hits.every((h) => Math.floor(h.rank) === 1)).toBe(true);
+    // Within the tier by date (publishedAt), newest first: bm25 is not used past the cap.
+    expect(all.hits.every((h) => h.rank === 1)).toBe(true);
+    expect(ids(all.hits)).toEqual(newest.slice(0, 100));
     const paged: number[] = [];
     for (let p = 1; p <= SEARCH_CANDIDATES / 100; p++) paged.push(...ids((await search(siteId, 'whimbrel', none, { page: p, limit: 100 })).hits));
     expect(paged.slice().sort((a, b) => b - a)).toEqual(newest.slice(0, SEARCH_CANDIDATES));
@@ -361,6 +372,9 @@ describe('searchContents', () => {
     expect(filtered).toMatchObject({ total: SEARCH_CANDIDATES - 5, capped: false });
     expect(filtered.hits[0]!.id).toBe(oldest);
     expect(Math.floor(filtered.hits[0]!.rank)).toBe(3);
+    // Below the cap the body tier is ranked by score: the ten bodies repeating the word come first.
+    const body = await search(siteId, 'whimbrel', published, { page: 1, limit: 11 });
+    expect(ids(body.hits.slice(1)).sort((a, b) => a - b)).toEqual(made.slice(10, 20));
 
     // Through HTTP, the meta says so (and the OpenAPI document's ContentSearchMeta allows it).
     const res = await ctx.app.inject({

@@ -19,7 +19,8 @@ import { timeSlicer } from '../../shared/time-slice.js';
  *   "title above slug above body" hold even against a body repeating the word fifty times,
  *   which weights alone do not.
  * - Bounded (decisions MP6): only the newest SEARCH_CANDIDATES filtered matches (by id) are
- *   ranked and paged; with more, `capped` is true and the total is SEARCH_CANDIDATES. Below the
+ *   ranked and paged; with more, `capped` is true, the total is SEARCH_CANDIDATES and within a
+ *   tier they come by date (no bm25 / ts_rank: bm25 reads every match of a term). Below the
  *   cap the total counts every filtered match; only the tiers the page falls in are ranked
  *   (SQLite: counts per tier first; PostgreSQL: the page's last tier first). Highlights are
  *   computed for the page's rows only, with noncharacter markers that become `<mark>` once the text
@@ -228,6 +229,8 @@ interface SqliteStatements {
   candidates: PreparedQuery<any, { id: number }>;
   count: PreparedQuery<any, { n: number }>;
   tierPage: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
+  /** A tier's page by date alone (capped candidates, MP6): no bm25. */
+  tierPageByDate: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
 }
 
 /**
@@ -304,6 +307,16 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
           .offset(p.s_offset!),
       { structural },
     ),
+    tierPageByDate: prepared(
+      (db, p: SqliteArgs) =>
+        matchedRows(db, filter, p, false)
+          .select(['contents.id as id', sql<number>`0`.as('score'), sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
+          .orderBy('sort_at', 'desc')
+          .orderBy('contents.id', 'desc')
+          .limit(p.s_limit!)
+          .offset(p.s_offset!) as Compilable<{ id: number; score: number; sort_at: string }>,
+      { structural },
+    ),
   };
   sqliteStatements.set(filter.apply, statements);
   return statements;
@@ -343,7 +356,9 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
     const from = Math.max(offset, range.from);
     const to = Math.min(end, range.to);
     if (from >= to) continue;
-    const page = await statements.tierPage.execute(db, {
+    // Capped: bm25 is not used, as it reads every match of each term in the whole index for its
+    // weights (70 ms for a word in a third of a million posts, whatever the candidates).
+    const page = await (capped ? statements.tierPageByDate : statements.tierPage).execute(db, {
       ...filter.args,
       s_site: siteId,
       s_match: match,
@@ -547,7 +562,10 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
         'm.id',
         'm.tier',
         'm.sort_at',
-        sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
+        // Capped: by date within a tier, as on SQLite (MP6).
+        capped
+          ? sql<number>`0`.as('score')
+          : sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
           then ts_rank('{0.1, 0.2, 0.5, 1.0}', m.vector, ${tsq()}) else 0 end`.as('score'),
       ])
       .orderBy('m.tier')
