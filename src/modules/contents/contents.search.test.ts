@@ -329,7 +329,10 @@ describe('searchContents', () => {
     for (let i = 0; i < count; i += 250) {
       const batch = Array.from({ length: Math.min(250, count - i) }, (_, k) => {
         const n = i + k;
-        return rowValues(siteId, { title: n === 0 ? 'Whimbrel' : `Post ${n}`, status: n >= count - 10 ? 'draft' : 'published' });
+        return rowValues(siteId, {
+          title: n === 0 ? 'Whimbrel' : n === count - 20 ? 'Whimbrel late' : `Post ${n}`,
+          status: n >= count - 10 ? 'draft' : 'published',
+        });
       });
       const rows = await db.insertInto('contents').values(batch).returning('id').execute();
       made.push(...rows.map((r) => Number(r.id)));
@@ -348,15 +351,17 @@ describe('searchContents', () => {
         )
         .execute();
     const oldest = Math.min(...made);
+    const late = made[count - 20]!;
     const newest = [...made].sort((a, b) => b - a);
 
     const all = await search(siteId, 'whimbrel', none, { page: 1, limit: 100 });
     expect(all.total).toBe(SEARCH_CANDIDATES);
     expect(all.capped).toBe(true);
     expect(ids(all.hits)).not.toContain(oldest);
-    // Within the tier by date (publishedAt), newest first: bm25 is not used past the cap.
-    expect(all.hits.every((h) => h.rank === 1)).toBe(true);
-    expect(ids(all.hits)).toEqual(newest.slice(0, 100));
+    // The title match first, then the body tier by date (publishedAt), newest first: bm25 is not used past the cap.
+    expect(all.hits[0]).toMatchObject({ id: late, rank: 3 });
+    expect(all.hits.slice(1).every((h) => h.rank === 1)).toBe(true);
+    expect(ids(all.hits.slice(1))).toEqual(newest.filter((id) => id !== late).slice(0, 99));
     const paged: number[] = [];
     for (let p = 1; p <= SEARCH_CANDIDATES / 100; p++) paged.push(...ids((await search(siteId, 'whimbrel', none, { page: p, limit: 100 })).hits));
     expect(paged.slice().sort((a, b) => b - a)).toEqual(newest.slice(0, SEARCH_CANDIDATES));
@@ -370,11 +375,11 @@ describe('searchContents', () => {
     const published: Filter = (qb) => qb.where('contents.status', '=', 'published');
     const filtered = await search(siteId, 'whimbrel', published, { page: 1, limit: 3 });
     expect(filtered).toMatchObject({ total: SEARCH_CANDIDATES - 5, capped: false });
-    expect(filtered.hits[0]!.id).toBe(oldest);
-    expect(Math.floor(filtered.hits[0]!.rank)).toBe(3);
+    expect(ids(filtered.hits.slice(0, 2)).sort((a, b) => a - b)).toEqual([oldest, late]);
+    expect(filtered.hits.slice(0, 2).map((h) => Math.floor(h.rank))).toEqual([3, 3]);
     // Below the cap the body tier is ranked by score: the ten bodies repeating the word come first.
-    const body = await search(siteId, 'whimbrel', published, { page: 1, limit: 11 });
-    expect(ids(body.hits.slice(1)).sort((a, b) => a - b)).toEqual(made.slice(10, 20));
+    const body = await search(siteId, 'whimbrel', published, { page: 1, limit: 12 });
+    expect(ids(body.hits.slice(2)).sort((a, b) => a - b)).toEqual(made.slice(10, 20));
 
     // Through HTTP, the meta says so (and the OpenAPI document's ContentSearchMeta allows it).
     const res = await ctx.app.inject({
@@ -385,6 +390,7 @@ describe('searchContents', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().meta).toEqual({ total: SEARCH_CANDIDATES, perPage: 100, currentPage: 10, lastPage: SEARCH_CANDIDATES / 100, capped: true });
     expect(res.json().data.map((r: { id: number }) => r.id)).toEqual(paged.slice(-100));
+    expect(res.json().data[0].highlights.body).toContain('<mark>whimbrel</mark>');
   });
 
   it('reflects inserts, updates and deletes of contents rows and their bodies (and a site deleted with its contents)', async () => {

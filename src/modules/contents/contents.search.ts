@@ -221,16 +221,19 @@ type SqliteArgs = {
   s_last?: number;
   s_limit?: number;
   s_offset?: number;
-  /** The candidates' lowest id (MP6): matches below it are not considered. */
-  s_min?: number;
 };
 
+interface Candidate {
+  id: number;
+  title: string;
+  slug: string;
+  sort_at: string;
+}
+
 interface SqliteStatements {
-  candidates: PreparedQuery<any, { id: number }>;
+  candidates: PreparedQuery<any, Candidate>;
   count: PreparedQuery<any, { n: number }>;
   tierPage: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
-  /** A tier's page by date alone (capped candidates, MP6): no bm25. */
-  tierPageByDate: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
 }
 
 /**
@@ -242,18 +245,16 @@ interface SqliteStatements {
  * of matches (2 ms against 0.8 ms for a word in 100 of 10,000 posts, and never less).
  */
 function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, scored: boolean, newestFirst = false) {
-  // `rowid >= s_min` is an index constraint: FTS5 starts each term's list at the candidates' lowest id.
-  const from = p.s_min === undefined ? sql`` : sql` and rowid >= ${p.s_min}`;
   // `+rowid`: a filter on the match's rows, not an index constraint (as one, SQLite would run the
   // other MATCH once per row, and merge every term of a prefix each time: 30 ms instead of 0.8).
   const within = [
-    ...(p.s_in ? [sql`+rowid in (select rowid from contents_fts where contents_fts match ${p.s_in}${from})`] : []),
-    ...(p.s_notIn ? [sql`+rowid not in (select rowid from contents_fts where contents_fts match ${p.s_notIn}${from})`] : []),
+    ...(p.s_in ? [sql`+rowid in (select rowid from contents_fts where contents_fts match ${p.s_in})`] : []),
+    ...(p.s_notIn ? [sql`+rowid not in (select rowid from contents_fts where contents_fts match ${p.s_notIn})`] : []),
   ];
   // newestFirst: FTS5 walks the matches by descending rowid (= contents.id), and SQLite keeps the
   // subquery's order through the join (no sort), so a LIMIT stops the walk.
   const fts = sql`(select rowid as fts_id${scored ? sql`, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score` : sql``}
-    from contents_fts where contents_fts match ${p.s_match}${from}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``}${newestFirst ? sql` order by rowid desc` : sql``} limit -1)`;
+    from contents_fts where contents_fts match ${p.s_match}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``}${newestFirst ? sql` order by rowid desc` : sql``} limit -1)`;
   const rows = filter.apply(
     db
       .selectFrom(fts.as('fts'))
@@ -273,9 +274,12 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   if (cached) return cached;
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
-    // The newest s_limit filtered matches' ids (MP6).
+    // The newest s_limit filtered matches (MP6), with what orders them past the cap.
     candidates: prepared(
-      (db, p: SqliteArgs) => matchedRows(db, filter, p, false, true).select('contents.id as id').limit(p.s_limit!) as Compilable<{ id: number }>,
+      (db, p: SqliteArgs) =>
+        matchedRows(db, filter, p, false, true)
+          .select(['contents.id as id', 'contents.title', 'contents.slug', sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
+          .limit(p.s_limit!) as Compilable<Candidate>,
       { structural },
     ),
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
@@ -307,41 +311,72 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
           .offset(p.s_offset!),
       { structural },
     ),
-    tierPageByDate: prepared(
-      (db, p: SqliteArgs) =>
-        matchedRows(db, filter, p, false)
-          .select(['contents.id as id', sql<number>`0`.as('score'), sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
-          .orderBy('sort_at', 'desc')
-          .orderBy('contents.id', 'desc')
-          .limit(p.s_limit!)
-          .offset(p.s_offset!) as Compilable<{ id: number; score: number; sort_at: string }>,
-      { structural },
-    ),
   };
   sqliteStatements.set(filter.apply, statements);
   return statements;
 }
 
 /**
- * Tiers first, ranks second: the filtered matches are counted in all (for the total), in the
- * title, and in title or slug; only the tiers the requested page falls in are ranked. A word in
- * a third of 10,000 posts and in a few dozen titles ranks those few dozen for page 1, instead of
- * scoring every match (1.5 ms instead of 9).
+ * The newest filtered matches first (MP6: the total, and whether there are more than the cap),
+ * then the page: past the cap from those candidates alone (cappedPage), below it ranked by tier
+ * and bm25 (rankedPage).
  */
 async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter<any>, terms: Term[], limit: number, offset: number) {
   const match = sqliteMatch(terms);
-  const inTitle = `{title} : (${match})`;
-  const inHead = `{title slug} : (${match})`;
   const statements = statementsFor(filter);
-  // One more than the cap tells whether there are more; past the cap, every later statement
-  // reads the matches from the candidates' lowest id up only.
+  // One more than the cap tells whether there are more.
   const candidates = await statements.candidates.execute(db, { ...filter.args, s_site: siteId, s_match: match, s_limit: SEARCH_CANDIDATES + 1 });
   const capped = candidates.length > SEARCH_CANDIDATES;
   const total = Math.min(candidates.length, SEARCH_CANDIDATES);
-  const s_min = capped ? Number(candidates[SEARCH_CANDIDATES - 1]!.id) : undefined;
-  const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match, s_min }))?.n ?? 0);
-
   if (total === 0 || offset >= total) return { hits: [], total, capped };
+  const rows = capped
+    ? cappedPage(candidates.slice(0, SEARCH_CANDIDATES), terms, offset, limit)
+    : await rankedPage(db, siteId, filter, statements, terms, total, offset, limit);
+  if (rows.length === 0) return { hits: [], total, capped };
+
+  return pageHits(db, terms, rows, total, capped);
+}
+
+/**
+ * Past the cap (MP6) the page comes from the candidates alone, in JavaScript: the tier from the
+ * title and slug with the highlights' notion of a word (every term in the title, else in title
+ * or slug), then by date. Each further FTS5 statement would cost what the candidates did again:
+ * a prefix term's postings are merged whole for every cursor (130 ms for `platform*` in a third
+ * of a million posts), and bm25 reads every match of each term for its weights.
+ */
+function cappedPage(candidates: Candidate[], terms: Term[], offset: number, limit: number) {
+  const termOf = termMatcher(terms);
+  const holdsAll = (text: string) => new Set((text.match(WORD) ?? []).map(termOf).filter((t) => t >= 0)).size === terms.length;
+  return candidates
+    .map((c) => {
+      const title = String(c.title ?? '');
+      const tier = holdsAll(title) ? 0 : holdsAll(`${title} ${String(c.slug).replace(/-/g, ' ')}`) ? 1 : 2;
+      return { id: Number(c.id), score: 0, tier, sortAt: String(c.sort_at) };
+    })
+    .sort((a, b) => a.tier - b.tier || (a.sortAt < b.sortAt ? 1 : a.sortAt > b.sortAt ? -1 : 0) || b.id - a.id)
+    .slice(offset, offset + limit);
+}
+
+/**
+ * Below the cap (N13), tiers first, ranks second: the filtered matches are counted in the title,
+ * and in title or slug; only the tiers the requested page falls in are ranked. A word in a third
+ * of 10,000 posts and in a few dozen titles ranks those few dozen for page 1, instead of scoring
+ * every match (1.5 ms instead of 9).
+ */
+async function rankedPage(
+  db: Kysely<DB>,
+  siteId: string,
+  filter: SearchFilter<any>,
+  statements: SqliteStatements,
+  terms: Term[],
+  total: number,
+  offset: number,
+  limit: number,
+) {
+  const match = sqliteMatch(terms);
+  const inTitle = `{title} : (${match})`;
+  const inHead = `{title slug} : (${match})`;
+  const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match }))?.n ?? 0);
   const end = Math.min(offset + limit, total);
   const titleCount = await count(inTitle);
   const headCount = end <= titleCount ? titleCount : await count(inHead);
@@ -356,9 +391,7 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
     const from = Math.max(offset, range.from);
     const to = Math.min(end, range.to);
     if (from >= to) continue;
-    // Capped: bm25 is not used, as it reads every match of each term in the whole index for its
-    // weights (70 ms for a word in a third of a million posts, whatever the candidates).
-    const page = await (capped ? statements.tierPageByDate : statements.tierPage).execute(db, {
+    const page = await statements.tierPage.execute(db, {
       ...filter.args,
       s_site: siteId,
       s_match: match,
@@ -367,12 +400,14 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
       s_last: to - range.from - 1,
       s_limit: to - from,
       s_offset: from - range.from,
-      s_min,
     });
     for (const r of page) rows.push({ id: Number(r.id), score: Number(r.score), tier });
   }
-  if (rows.length === 0) return { hits: [], total, capped };
+  return rows;
+}
 
+/** The page's hits with their highlights. */
+async function pageHits(db: Kysely<DB>, terms: Term[], rows: Array<{ id: number; score: number; tier: number }>, total: number, capped: boolean) {
   // The bodies' first EXCERPT_HEAD characters (decisions HN7): a page of a hundred 60 KB posts
   // was 6 MB of strings made and collected per request; a body whose excerpt is not settled
   // within its head is read whole.
