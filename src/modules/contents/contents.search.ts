@@ -562,7 +562,7 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
   // 8 ms for a word in all of 10,000 posts.
   const filtered = base.where(sql<boolean>`contents.search_vector @@ (select ${tsq()})`);
   // The candidates (MP6): the newest SEARCH_CANDIDATES filtered matches, one more to know whether
-  // there are more; past the cap the page is ranked among the rows from the lowest one's id up.
+  // there are more; past the cap the page is made of the rows from the lowest one's id up, by tier and date.
   const candidates = await filtered
     .select('contents.id')
     .orderBy('contents.id', 'desc')
