@@ -455,29 +455,8 @@ function planBlog(siteId: string, userId: string, first: { category: number; tag
  * `search_vector` is generated), its category and tag links, and one `create` revision with the
  * post's snapshot in API names (decisions C3), like the service's writeRevision.
  */
-export async function insertPosts(tx: Db, posts: readonly PostRow[], categoryLinks: readonly CategoryLink[], tagLinks: readonly TagLink[]): Promise<void> {
-  // 24 columns a row: 25 rows stay far below SQLite's bound-parameter limit. The bodies go to
-  // their own table (migration 0025), after their rows.
-  await insertBatches(
-    posts.map(({ markdown: _markdown, body: _body, body_html: _html, body_text: _text, ...row }) => row),
-    25,
-    (batch) =>
-      tx
-        .insertInto('contents')
-        .values(batch as never)
-        .execute(),
-  );
-  await insertBatches(
-    posts.map((p) => ({ content_id: p.id, site_id: p.site_id, body: p.body, body_html: p.body_html, body_text: p.body_text })),
-    100,
-    (batch) =>
-      tx
-        .insertInto('content_bodies')
-        .values(batch as never)
-        .execute(),
-  );
-  await insertBatches([...categoryLinks], 500, (batch) => tx.insertInto('content_categories').values(batch).execute());
-  await insertBatches([...tagLinks], 500, (batch) => tx.insertInto('content_tags').values(batch).execute());
+/** Every row a create writes for these posts, per table, in insertion order (insertPosts, and bench/million.ts's bulk path). */
+export function postTableRows(posts: readonly PostRow[], categoryLinks: readonly CategoryLink[], tagLinks: readonly TagLink[]) {
   const linked = (links: readonly { content_id: number; position: number }[], id: (l: never) => number) => {
     const by = new Map<number, number[]>();
     for (const l of links) (by.get(l.content_id) ?? by.set(l.content_id, []).get(l.content_id)!)[l.position] = id(l as never);
@@ -514,12 +493,27 @@ export async function insertPosts(tx: Db, posts: readonly PostRow[], categoryLin
       created_at: p.created_at as string,
     };
   });
-  await insertBatches(revisions, 100, (batch) =>
-    tx
-      .insertInto('content_revisions')
-      .values(batch as never)
-      .execute(),
-  );
+  return {
+    contents: posts.map(({ markdown: _markdown, body: _body, body_html: _html, body_text: _text, ...row }) => row),
+    // The bodies go to their own table (migration 0025), after their rows.
+    content_bodies: posts.map((p) => ({ content_id: p.id, site_id: p.site_id, body: p.body, body_html: p.body_html, body_text: p.body_text })),
+    content_categories: [...categoryLinks],
+    content_tags: [...tagLinks],
+    content_revisions: revisions,
+  };
+}
+
+export async function insertPosts(tx: Db, posts: readonly PostRow[], categoryLinks: readonly CategoryLink[], tagLinks: readonly TagLink[]): Promise<void> {
+  const rows = postTableRows(posts, categoryLinks, tagLinks);
+  // 24 columns a row: 25 rows stay far below SQLite's bound-parameter limit.
+  const batchOf = { contents: 25, content_bodies: 100, content_categories: 500, content_tags: 500, content_revisions: 100 };
+  for (const table of Object.keys(batchOf) as Array<keyof typeof batchOf>)
+    await insertBatches(rows[table] as Record<string, unknown>[], batchOf[table], (batch) =>
+      tx
+        .insertInto(table)
+        .values(batch as never)
+        .execute(),
+    );
 }
 
 /**

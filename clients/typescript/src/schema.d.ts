@@ -673,7 +673,7 @@ export interface paths {
         };
         /**
          * Full-text search: title above slug above body, with <mark> highlights
-         * @description Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body.
+         * @description Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body. At most the newest 1,000 matches (by id) are ranked and paged; `meta.capped` says when there were more.
          *
          *     Requires scope `contents.view`.
          *
@@ -5546,6 +5546,16 @@ export interface components {
             /** @description Pass as `cursor` for the next page (same sort and filters): as fast at any depth. Null on the last page and with `sortBy=published_at`. */
             nextCursor: string | null;
         };
+        /** ContentSearchMeta */
+        ContentSearchMeta: {
+            /** @description The matches ranked and paged: every filtered match, or 1,000 when `capped` */
+            total: number;
+            perPage: number;
+            currentPage: number;
+            lastPage: number;
+            /** @description True when more than 1,000 contents match: only the newest 1,000 (by id) are ranked and paged, `total` is 1,000 and the number of matches is larger. Add words or filters to narrow the search. */
+            capped: boolean;
+        };
         /** WebhookWithSecret */
         WebhookWithSecret: {
             id: number;
@@ -7810,7 +7820,7 @@ export interface components {
         /** ContentSearchResultPage */
         ContentSearchResultPage: {
             data: components["schemas"]["ContentSearchResult"][];
-            meta: components["schemas"]["PageMeta"];
+            meta: components["schemas"]["ContentSearchMeta"];
         };
         /** BulkPublishContentsRequest */
         BulkPublishContentsRequest: {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
-import { CopyToLocaleBody, Data, IdParams, Message, Paginated, TranslationStatus, ref } from '../../shared/schemas.js';
+import { CopyToLocaleBody, Data, IdParams, Message, TranslationStatus, ref } from '../../shared/schemas.js';
 import { PageQuery } from '../../shared/pagination.js';
 import * as S from './contents.schemas.js';
 import * as service from './contents.service.js';
@@ -103,9 +103,9 @@ export const contentsModule: AppModule = {
           operationId: 'searchContents',
           summary: 'Full-text search: title above slug above body, with <mark> highlights',
           description:
-            'Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body.',
+            'Honours every list filter. The text is treated as words, never as query syntax. Results come in relevance order: title matches, then slug, then body. At most the newest 1,000 matches (by id) are ranked and paged; `meta.capped` says when there were more.',
           querystring: S.ContentSearchQuery,
-          response: { 200: Paginated(ref(S.SearchResultRef)) },
+          response: { 200: S.ContentSearchPage },
         },
       },
       async (req) => service.searchContents(db, req.auth, req.query),

@@ -295,3 +295,19 @@ const ContentListMeta = named(
   }),
 );
 export const ContentSummaryPage = Type.Object({ data: Type.Array(ref(ContentSummaryRef)), meta: ref(ContentListMeta) }, { title: 'ContentSummaryPage' });
+
+/** The search's page meta (decisions G5) with the candidate bound (decisions MP6). */
+const ContentSearchMeta = named(
+  'ContentSearchMeta',
+  Type.Object({
+    total: Type.Integer({ description: 'The matches ranked and paged: every filtered match, or 1,000 when `capped`' }),
+    perPage: Type.Integer(),
+    currentPage: Type.Integer(),
+    lastPage: Type.Integer({ minimum: 1 }),
+    capped: Type.Boolean({
+      description:
+        'True when more than 1,000 contents match: only the newest 1,000 (by id) are ranked and paged, `total` is 1,000 and the number of matches is larger. Add words or filters to narrow the search.',
+    }),
+  }),
+);
+export const ContentSearchPage = Type.Object({ data: Type.Array(ref(SearchResultRef)), meta: ref(ContentSearchMeta) }, { title: 'ContentSearchResultPage' });

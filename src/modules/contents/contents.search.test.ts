@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { markedToHtml, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
+import { markedToHtml, SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
  * searchContents straight on the database (the HTTP route has its own tests): rows are inserted
@@ -295,8 +295,8 @@ describe('searchContents', () => {
       seen.push(...ids(hits));
     }
     expect(seen.slice().sort()).toEqual(all.slice().sort());
-    expect(await search(siteId, 'dunlin', none, { page: 4, limit: 3 })).toEqual({ hits: [], total: 7 });
-    expect(await search(siteId, 'nomatch', none, { page: 2, limit: 3 })).toEqual({ hits: [], total: 0 });
+    expect(await search(siteId, 'dunlin', none, { page: 4, limit: 3 })).toEqual({ hits: [], total: 7, capped: false });
+    expect(await search(siteId, 'nomatch', none, { page: 2, limit: 3 })).toEqual({ hits: [], total: 0, capped: false });
   });
 
   it('pages across the title, slug and body tiers exactly as the whole ordered result', async () => {
@@ -316,6 +316,81 @@ describe('searchContents', () => {
       }
       expect(ids(paged), `limit ${limit}`).toEqual(ids(whole.hits));
     }
+  });
+
+  it('ranks and pages only the newest SEARCH_CANDIDATES filtered matches, and says when there were more (decisions MP6)', async () => {
+    const site = await createSiteWithToken(ctx.app);
+    const siteId = site.siteId;
+    // SEARCH_CANDIDATES + 5 matches: the oldest has the word in its title (it would rank first
+    // among all), the others in their bodies, ten old ones many times (bm25 would put them
+    // first); the ten newest are drafts.
+    const count = SEARCH_CANDIDATES + 5;
+    const made: number[] = [];
+    for (let i = 0; i < count; i += 250) {
+      const batch = Array.from({ length: Math.min(250, count - i) }, (_, k) => {
+        const n = i + k;
+        return rowValues(siteId, {
+          title: n === 0 ? 'Whimbrel' : n === count - 20 ? 'Whimbrel late' : `Post ${n}`,
+          status: n >= count - 10 ? 'draft' : 'published',
+        });
+      });
+      const rows = await db.insertInto('contents').values(batch).returning('id').execute();
+      made.push(...rows.map((r) => Number(r.id)));
+    }
+    for (let i = 0; i < made.length; i += 250)
+      await db
+        .insertInto('content_bodies')
+        .values(
+          made.slice(i, i + 250).map((id, k) => ({
+            content_id: id,
+            site_id: siteId,
+            body: null,
+            body_html: '',
+            body_text: i + k >= 10 && i + k < 20 ? 'whimbrel '.repeat(30) : `the whimbrel ${id}`,
+          })),
+        )
+        .execute();
+    const oldest = Math.min(...made);
+    const late = made[count - 20]!;
+    const newest = [...made].sort((a, b) => b - a);
+
+    const all = await search(siteId, 'whimbrel', none, { page: 1, limit: 100 });
+    expect(all.total).toBe(SEARCH_CANDIDATES);
+    expect(all.capped).toBe(true);
+    expect(ids(all.hits)).not.toContain(oldest);
+    // The title match first, then the body tier by date (publishedAt), newest first: bm25 is not used past the cap.
+    expect(all.hits[0]).toMatchObject({ id: late, rank: 3 });
+    expect(all.hits.slice(1).every((h) => h.rank === 1)).toBe(true);
+    expect(ids(all.hits.slice(1))).toEqual(newest.filter((id) => id !== late).slice(0, 99));
+    const paged: number[] = [];
+    for (let p = 1; p <= SEARCH_CANDIDATES / 100; p++) paged.push(...ids((await search(siteId, 'whimbrel', none, { page: p, limit: 100 })).hits));
+    expect(paged.slice().sort((a, b) => b - a)).toEqual(newest.slice(0, SEARCH_CANDIDATES));
+    expect(await search(siteId, 'whimbrel', none, { page: SEARCH_CANDIDATES / 100 + 1, limit: 100 })).toEqual({
+      hits: [],
+      total: SEARCH_CANDIDATES,
+      capped: true,
+    });
+
+    // The filter applies before the bound: SEARCH_CANDIDATES - 5 published matches are all ranked.
+    const published: Filter = (qb) => qb.where('contents.status', '=', 'published');
+    const filtered = await search(siteId, 'whimbrel', published, { page: 1, limit: 3 });
+    expect(filtered).toMatchObject({ total: SEARCH_CANDIDATES - 5, capped: false });
+    expect(ids(filtered.hits.slice(0, 2)).sort((a, b) => a - b)).toEqual([oldest, late]);
+    expect(filtered.hits.slice(0, 2).map((h) => Math.floor(h.rank))).toEqual([3, 3]);
+    // Below the cap the body tier is ranked by score: the ten bodies repeating the word come first.
+    const body = await search(siteId, 'whimbrel', published, { page: 1, limit: 12 });
+    expect(ids(body.hits.slice(2)).sort((a, b) => a - b)).toEqual(made.slice(10, 20));
+
+    // Through HTTP, the meta says so (and the OpenAPI document's ContentSearchMeta allows it).
+    const res = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/contents/search?q=whimbrel&limit=100&page=10',
+      headers: { authorization: `Bearer ${site.token}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().meta).toEqual({ total: SEARCH_CANDIDATES, perPage: 100, currentPage: 10, lastPage: SEARCH_CANDIDATES / 100, capped: true });
+    expect(res.json().data.map((r: { id: number }) => r.id)).toEqual(paged.slice(-100));
+    expect(res.json().data[0].highlights.body).toContain('<mark>whimbrel</mark>');
   });
 
   it('reflects inserts, updates and deletes of contents rows and their bodies (and a site deleted with its contents)', async () => {
@@ -341,7 +416,7 @@ describe('searchContents', () => {
     await db.updateTable('contents').set({ status: 'archived' }).where('id', '=', id).execute();
     expect(ids((await search(siteId, 'godwit')).hits)).toEqual([id]);
     await db.deleteFrom('contents').where('id', '=', id).execute();
-    expect(await search(siteId, 'godwit')).toEqual({ hits: [], total: 0 });
+    expect(await search(siteId, 'godwit')).toEqual({ hits: [], total: 0, capped: false });
 
     const gone = await newSite();
     await insert(gone, { title: 'Sanderling' });
@@ -437,7 +512,7 @@ describe('searchContents', () => {
     await fc.assert(
       fc.asyncProperty(arb, fc.integer({ min: 1, max: 3 }), async (q, p) => {
         const res = await search(siteId, q, (qb) => qb.where('contents.status', '=', 'published'), { page: p, limit: 1 });
-        expect(Object.keys(res).sort()).toEqual(['hits', 'total']);
+        expect(Object.keys(res).sort()).toEqual(['capped', 'hits', 'total']);
         expect(Number.isInteger(res.total)).toBe(true);
         expect(res.hits.length).toBeLessThanOrEqual(1);
         expect(res.total).toBeGreaterThanOrEqual(res.hits.length);
@@ -448,7 +523,7 @@ describe('searchContents', () => {
           expect(h.titleHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
           expect(h.bodyHighlight.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
         }
-        if (searchTerms(q).length === 0) expect(res).toEqual({ hits: [], total: 0 });
+        if (searchTerms(q).length === 0) expect(res).toEqual({ hits: [], total: 0, capped: false });
       }),
       { numRuns: 300 },
     );

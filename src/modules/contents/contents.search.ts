@@ -18,7 +18,10 @@ import { timeSlicer } from '../../shared/time-slice.js';
  *   A 1.0, B 0.5, C 0.2); then publishedAt (else createdAt) desc, then id desc. The tiers make
  *   "title above slug above body" hold even against a body repeating the word fifty times,
  *   which weights alone do not.
- * - The total counts every filtered match; only the tiers the page falls in are ranked
+ * - Bounded (decisions MP6): only the newest SEARCH_CANDIDATES filtered matches (by id) are
+ *   ranked and paged; with more, `capped` is true, the total is SEARCH_CANDIDATES and within a
+ *   tier they come by date (no bm25 / ts_rank: bm25 reads every match of a term). Below the
+ *   cap the total counts every filtered match; only the tiers the page falls in are ranked
  *   (SQLite: counts per tier first; PostgreSQL: the page's last tier first). Highlights are
  *   computed for the page's rows only, with noncharacter markers that become `<mark>` once the text
  *   around them is HTML-escaped.
@@ -37,6 +40,13 @@ const ELLIPSIS = '…';
 /** PostgreSQL: the slice of the body ts_headline looks at, from this many characters before the first match. */
 const BODY_WINDOW = 1500;
 const BODY_WINDOW_BEFORE = 300;
+/**
+ * Matches a search ranks at most (decisions MP6): the newest this many filtered matches by id.
+ * Ranking, tier counts and the total grew with the number of matches (a word in 190,000 of a
+ * million posts gave no answer within 5 s); the candidates are found walking the index from
+ * the newest id down, and stop at this many.
+ */
+export const SEARCH_CANDIDATES = 1000;
 
 interface Term {
   text: string;
@@ -180,9 +190,9 @@ export async function searchContents(
   q: string,
   filter: SearchFilter<any>,
   page: { page: number; limit: number },
-): Promise<{ hits: SearchHit[]; total: number }> {
+): Promise<{ hits: SearchHit[]; total: number; capped: boolean }> {
   const terms = parseTerms(q);
-  if (terms.length === 0) return { hits: [], total: 0 };
+  if (terms.length === 0) return { hits: [], total: 0, capped: false };
   const limit = Math.max(1, Math.floor(page.limit));
   const offset = (Math.max(1, Math.floor(page.page)) - 1) * limit;
   const kdb = db as unknown as Kysely<any>;
@@ -195,13 +205,6 @@ interface PageRow {
   id: number;
   score: number;
   tier: number;
-  total: number;
-}
-
-/** The total when the page is past the end (the window count came back with no row). */
-async function countMatched(matched: ContentsQb): Promise<number> {
-  const row = await matched.select(sql<number>`count(*)`.as('n')).executeTakeFirst();
-  return Number(row?.n ?? 0);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -220,7 +223,15 @@ type SqliteArgs = {
   s_offset?: number;
 };
 
+interface Candidate {
+  id: number;
+  title: string;
+  slug: string;
+  sort_at: string;
+}
+
 interface SqliteStatements {
+  candidates: PreparedQuery<any, Candidate>;
   count: PreparedQuery<any, { n: number }>;
   tierPage: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
 }
@@ -233,16 +244,18 @@ interface SqliteStatements {
  * through an index and probes the matches, which costs the size of the site instead of the number
  * of matches (2 ms against 0.8 ms for a word in 100 of 10,000 posts, and never less).
  */
-function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, scored: boolean) {
+function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, scored: boolean, newestFirst = false) {
   // `+rowid`: a filter on the match's rows, not an index constraint (as one, SQLite would run the
   // other MATCH once per row, and merge every term of a prefix each time: 30 ms instead of 0.8).
   const within = [
     ...(p.s_in ? [sql`+rowid in (select rowid from contents_fts where contents_fts match ${p.s_in})`] : []),
     ...(p.s_notIn ? [sql`+rowid not in (select rowid from contents_fts where contents_fts match ${p.s_notIn})`] : []),
   ];
+  // newestFirst: FTS5 walks the matches by descending rowid (= contents.id), and SQLite keeps the
+  // subquery's order through the join (no sort), so a LIMIT stops the walk.
   const fts = sql`(select rowid as fts_id${scored ? sql`, bm25(contents_fts, 10.0, 5.0, 1.0) as fts_score` : sql``}
-    from contents_fts where contents_fts match ${p.s_match}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``} limit -1)`;
-  return filter.apply(
+    from contents_fts where contents_fts match ${p.s_match}${within.length ? sql` and ${sql.join(within, sql` and `)}` : sql``}${newestFirst ? sql` order by rowid desc` : sql``} limit -1)`;
+  const rows = filter.apply(
     db
       .selectFrom(fts.as('fts'))
       .crossJoin('contents')
@@ -250,6 +263,7 @@ function matchedRows(db: Kysely<any>, filter: SearchFilter<any>, p: SqliteArgs, 
       .where('contents.site_id', '=', p.s_site) as unknown as ContentsQb,
     p,
   );
+  return newestFirst ? rows.orderBy(sql`fts.fts_id`, 'desc') : rows;
 }
 
 /** The statements for one filter kind (see SearchFilter), built on first use. */
@@ -260,6 +274,14 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   if (cached) return cached;
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
+    // The newest s_limit filtered matches (MP6), with what orders them past the cap.
+    candidates: prepared(
+      (db, p: SqliteArgs) =>
+        matchedRows(db, filter, p, false, true)
+          .select(['contents.id as id', 'contents.title', 'contents.slug', sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
+          .limit(p.s_limit!) as Compilable<Candidate>,
+      { structural },
+    ),
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
       structural,
     }),
@@ -295,20 +317,66 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
 }
 
 /**
- * Tiers first, ranks second: the filtered matches are counted in all (for the total), in the
- * title, and in title or slug; only the tiers the requested page falls in are ranked. A word in
- * a third of 10,000 posts and in a few dozen titles ranks those few dozen for page 1, instead of
- * scoring every match (1.5 ms instead of 9).
+ * The newest filtered matches first (MP6: the total, and whether there are more than the cap),
+ * then the page: past the cap from those candidates alone (cappedPage), below it ranked by tier
+ * and bm25 (rankedPage).
  */
 async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter<any>, terms: Term[], limit: number, offset: number) {
   const match = sqliteMatch(terms);
+  const statements = statementsFor(filter);
+  // One more than the cap tells whether there are more.
+  const candidates = await statements.candidates.execute(db, { ...filter.args, s_site: siteId, s_match: match, s_limit: SEARCH_CANDIDATES + 1 });
+  const capped = candidates.length > SEARCH_CANDIDATES;
+  const total = Math.min(candidates.length, SEARCH_CANDIDATES);
+  if (total === 0 || offset >= total) return { hits: [], total, capped };
+  const rows = capped
+    ? cappedPage(candidates.slice(0, SEARCH_CANDIDATES), terms, offset, limit)
+    : await rankedPage(db, siteId, filter, statements, terms, total, offset, limit);
+  if (rows.length === 0) return { hits: [], total, capped };
+
+  return pageHits(db, terms, rows, total, capped);
+}
+
+/**
+ * Past the cap (MP6) the page comes from the candidates alone, in JavaScript: the tier from the
+ * title and slug with the highlights' notion of a word (every term in the title, else in title
+ * or slug), then by date. Each further FTS5 statement would cost what the candidates did again:
+ * a prefix term's postings are merged whole for every cursor (130 ms for `platform*` in a third
+ * of a million posts), and bm25 reads every match of each term for its weights.
+ */
+function cappedPage(candidates: Candidate[], terms: Term[], offset: number, limit: number) {
+  const termOf = termMatcher(terms);
+  const holdsAll = (text: string) => new Set((text.match(WORD) ?? []).map(termOf).filter((t) => t >= 0)).size === terms.length;
+  return candidates
+    .map((c) => {
+      const title = String(c.title ?? '');
+      const tier = holdsAll(title) ? 0 : holdsAll(`${title} ${String(c.slug).replace(/-/g, ' ')}`) ? 1 : 2;
+      return { id: Number(c.id), score: 0, tier, sortAt: String(c.sort_at) };
+    })
+    .sort((a, b) => a.tier - b.tier || (a.sortAt < b.sortAt ? 1 : a.sortAt > b.sortAt ? -1 : 0) || b.id - a.id)
+    .slice(offset, offset + limit);
+}
+
+/**
+ * Below the cap (N13), tiers first, ranks second: the filtered matches are counted in the title,
+ * and in title or slug; only the tiers the requested page falls in are ranked. A word in a third
+ * of 10,000 posts and in a few dozen titles ranks those few dozen for page 1, instead of scoring
+ * every match (1.5 ms instead of 9).
+ */
+async function rankedPage(
+  db: Kysely<DB>,
+  siteId: string,
+  filter: SearchFilter<any>,
+  statements: SqliteStatements,
+  terms: Term[],
+  total: number,
+  offset: number,
+  limit: number,
+) {
+  const match = sqliteMatch(terms);
   const inTitle = `{title} : (${match})`;
   const inHead = `{title slug} : (${match})`;
-  const statements = statementsFor(filter);
   const count = async (s_match: string) => Number((await statements.count.executeTakeFirst(db, { ...filter.args, s_site: siteId, s_match }))?.n ?? 0);
-
-  const total = await count(match);
-  if (total === 0 || offset >= total) return { hits: [], total };
   const end = Math.min(offset + limit, total);
   const titleCount = await count(inTitle);
   const headCount = end <= titleCount ? titleCount : await count(inHead);
@@ -335,8 +403,11 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
     });
     for (const r of page) rows.push({ id: Number(r.id), score: Number(r.score), tier });
   }
-  if (rows.length === 0) return { hits: [], total };
+  return rows;
+}
 
+/** The page's hits with their highlights. */
+async function pageHits(db: Kysely<DB>, terms: Term[], rows: Array<{ id: number; score: number; tier: number }>, total: number, capped: boolean) {
   // The bodies' first EXCERPT_HEAD characters (decisions HN7): a page of a hundred 60 KB posts
   // was 6 MB of strings made and collected per request; a body whose excerpt is not settled
   // within its head is read whole.
@@ -371,7 +442,7 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
       bodyHighlight: markedToHtml(excerpt),
     });
   }
-  return { total, hits };
+  return { total, capped, hits };
 }
 
 /** Letters, digits and marks: the words of SQLite's unicode61 tokenizer, near enough for excerpts. */
@@ -489,7 +560,18 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
   // vectors. Given the constant, it knows a common word matches most rows and prefers a
   // sequential scan that decompresses every row's vector just to test it: 130 ms instead of
   // 8 ms for a word in all of 10,000 posts.
-  const matched = base.where(sql<boolean>`contents.search_vector @@ (select ${tsq()})`);
+  const filtered = base.where(sql<boolean>`contents.search_vector @@ (select ${tsq()})`);
+  // The candidates (MP6): the newest SEARCH_CANDIDATES filtered matches, one more to know whether
+  // there are more; past the cap the page is made of the rows from the lowest one's id up, by tier and date.
+  const candidates = await filtered
+    .select('contents.id')
+    .orderBy('contents.id', 'desc')
+    .limit(SEARCH_CANDIDATES + 1)
+    .execute();
+  const capped = candidates.length > SEARCH_CANDIDATES;
+  const total = Math.min(candidates.length, SEARCH_CANDIDATES);
+  if (total === 0 || offset >= total) return { hits: [], total, capped };
+  const matched = capped ? filtered.where('contents.id', '>=', Number(candidates[SEARCH_CANDIDATES - 1]!.id)) : filtered;
   // search_head is small and stays in the row: the tier costs nothing. search_vector is
   // compressed out of line and ts_rank decompresses it for each row it ranks, which is most of
   // the cost of a common word; so `cut` first finds the tier of the page's last row, and only
@@ -515,9 +597,11 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
         'm.id',
         'm.tier',
         'm.sort_at',
-        sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
+        // Capped: by date within a tier, as on SQLite (MP6).
+        capped
+          ? sql<number>`0`.as('score')
+          : sql<number>`case when m.tier <= coalesce((select tier from cut), 2)
           then ts_rank('{0.1, 0.2, 0.5, 1.0}', m.vector, ${tsq()}) else 0 end`.as('score'),
-        sql<number>`count(*) over ()`.as('total'),
       ])
       .orderBy('m.tier')
       .orderBy('score', 'desc')
@@ -564,7 +648,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
             'page.id',
             'page.score',
             'page.tier',
-            'page.total',
             'page.sort_at',
             't.title',
             'c.body_text',
@@ -580,7 +663,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
           'id',
           'score',
           'tier',
-          'total',
           'sort_at',
           'title',
           'title_hl',
@@ -595,7 +677,6 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
       'id',
       'score',
       'tier',
-      'total',
       'title',
       'title_hl',
       'body_hl',
@@ -619,10 +700,9 @@ async function searchPostgres(db: Kysely<any>, base: ContentsQb, terms: Term[], 
       body_src: string;
     }
   >;
-  if (rows.length === 0) return { hits: [], total: offset === 0 ? 0 : await countMatched(matched) };
-
   return {
-    total: Number(rows[0]!.total),
+    total,
+    capped,
     hits: rows.map((r): SearchHit => {
       const pos = Number(r.body_pos);
       let body = pos > 0 ? unfold(r.body_hl, r.body_src) : null;

@@ -359,7 +359,7 @@ export async function getContentBySlug(db: Executor, auth: Auth, slug: string, l
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
 export async function searchContents(db: Executor, auth: Auth, query: ContentSearchQueryValue) {
   const { q, page, limit, ...filters } = query;
-  const { hits, total } = await search(
+  const { hits, total, capped } = await search(
     db,
     auth.siteId,
     q,
@@ -373,7 +373,7 @@ export async function searchContents(db: Executor, auth: Auth, query: ContentSea
   );
   const byId = new Map((await summaries(db, auth.siteId, rows)).map((s) => [s.id, s]));
   const data = hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
-  return { data, meta: pageMeta(total, query.page, query.limit) };
+  return { data, meta: { ...pageMeta(total, query.page, query.limit), capped } };
 }
 
 // ------------------------------------------------------------------------------------------------

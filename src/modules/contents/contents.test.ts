@@ -880,7 +880,7 @@ describe('GET /v1/contents/search', () => {
     await post(api, { title: 'Espresso draft', bodyMarkdown: 'Unpublished.' });
     const res = await api.get('/v1/contents/search?q=espresso&status=published');
     expect(res.status).toBe(200);
-    expect(res.body.meta).toEqual({ total: 2, perPage: 15, currentPage: 1, lastPage: 1 });
+    expect(res.body.meta).toEqual({ total: 2, perPage: 15, currentPage: 1, lastPage: 1, capped: false });
     expect(res.body.data.map((c: any) => c.id)).toEqual([inTitle.id, inBody.id]);
     expect(res.body.data[0].highlights.title).toBe('<mark>Espresso</mark> &lt;basics&gt; &amp; more');
     expect(res.body.data[1].highlights.body).toContain('<mark>espresso</mark>');
