@@ -156,7 +156,9 @@ export function formatCollector(rows: readonly CollectorRow[]): string {
   ];
   for (const r of rows) {
     const ceiling = r.name.startsWith('bare');
-    const stored = ceiling ? '–' : `${r.accepted} (+ ${r.unansweredEvents}) / ${r.stored}${r.stored < r.accepted || r.stored > r.accepted + r.unansweredEvents ? ' ✗' : ''}`;
+    const stored = ceiling
+      ? '–'
+      : `${r.accepted} (+ ${r.unansweredEvents}) / ${r.stored}${r.stored < r.accepted || r.stored > r.accepted + r.unansweredEvents ? ' ✗' : ''}`;
     const miss = !ceiling && r.eventsPerRequest === 10 && r.eventsPerSec < 5000 ? ' ✗' : '';
     lines.push(
       `| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.eventsPerSec.toFixed(0)}${miss} | ${r.result.p50Ms.toFixed(2)} / ${r.result.p99Ms.toFixed(2)} | ${stored} | ${ceiling ? '–' : r.dropped} | ${ceiling ? '–' : r.rateLimited} | ${r.otherStatuses}, ${r.result.errors}, ${r.result.timeouts} |`,
