@@ -5,6 +5,7 @@ import type { Db, Executor } from '../../db/types.js';
 import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
 import { rebuildEventDims } from './analytics.rollup.events.js';
+import { prunePairs, rebuildPairs } from './analytics.rollup.pairs.js';
 import { localTime, monthOf } from './analytics.time.js';
 
 /**
@@ -433,6 +434,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
         where s.site_id = ${siteId} and s.day = ${day} and e.type in (${TYPE_CODE.pageview}, ${TYPE_CODE.engagement})
         group by e.path`.execute(trx);
       await rebuildEventDims(trx, siteId, day);
+      await rebuildPairs(trx, siteId, day);
       // Visitors add up across days (design 3.2), so a month is the sum of its days.
       await trx.deleteFrom('analytics_monthly').where('site_id', '=', siteId).where('month', '=', month).execute();
       await sql`insert into analytics_monthly (site_id, month, dim, v1, v2, visitors, visits, pageviews, bounces, duration_ms, engaged_ms, events, conversions)
@@ -507,7 +509,8 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     const month = monthOf(beforeDay).month;
     const monthly = await sql`delete from analytics_monthly where (site_id, dim, month, v1, v2) in (
         select site_id, dim, month, v1, v2 from analytics_monthly where site_id = ${siteId} and month < ${month} limit ${limit})`.execute(this.db);
+    const pairs = await prunePairs(this.db, siteId, beforeDay, limit);
     await this.db.deleteFrom('analytics_days').where('site_id', '=', siteId).where('day', '<', beforeDay).where('dirty', '=', 0).execute();
-    return Number(daily.numAffectedRows ?? 0) + Number(monthly.numAffectedRows ?? 0);
+    return Number(daily.numAffectedRows ?? 0) + Number(monthly.numAffectedRows ?? 0) + pairs;
   }
 }
