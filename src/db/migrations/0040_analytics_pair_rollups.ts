@@ -5,8 +5,8 @@ import type { MigrationDialect } from './columns.js';
  * Pair rollups (issue 32, decisions AR6): the rollups of `analytics_daily` and `analytics_monthly`
  * once more per value of a common `is` filter (`fdim` names the filter's session column or two of
  * them, `f1`/`f2` their value ids), so a filtered report over a year reads a few rows a day
- * instead of scanning its sessions. Keyed so one filter value's one dimension over a range is one
- * index range. Existing days are marked dirty: the worker's rebuild writes their pair rows, and
+ * instead of scanning its sessions. Months are keyed by filter value first (a range's months are
+ * one index range), days by day first (see below). Existing days are marked dirty: the worker's rebuild writes their pair rows, and
  * until then those days are read live (exact, only slower).
  */
 export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> {
@@ -31,12 +31,15 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       .addColumn('engaged_ms', int8, (col) => col.notNull())
       .addColumn('events', 'integer', (col) => col.notNull())
       .addColumn('conversions', 'integer', (col) => col.notNull())
-      .addPrimaryKeyConstraint(`${name}_pk`, ['site_id', 'fdim', 'f1', 'f2', 'dim', period, 'v1', 'v2'])
+      .addPrimaryKeyConstraint(
+        `${name}_pk`,
+        period === 'day' ? ['site_id', 'day', 'fdim', 'f1', 'f2', 'dim', 'v1', 'v2'] : ['site_id', 'fdim', 'f1', 'f2', 'dim', 'month', 'v1', 'v2'],
+      )
       .modifyEnd(pg ? sql`` : sql`without rowid`)
       .execute();
+  // Days first: the rebuild replaces a site-day's rows and a read seeks each of its days (a list), so
+  // no second index is needed (one on the day held as many bytes as the rows: the key is most of a row).
   await table('analytics_pair_daily', 'day');
-  // The rebuild deletes a site-day's pair rows and retention a site's oldest days.
-  await db.schema.createIndex('analytics_pair_daily_day_idx').on('analytics_pair_daily').columns(['site_id', 'day']).execute();
   await table('analytics_pair_monthly', 'month');
   await sql`update analytics_days set dirty = 1`.execute(db);
 }

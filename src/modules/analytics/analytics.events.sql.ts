@@ -3,7 +3,7 @@ import type { DB, Executor } from '../../db/types.js';
 import { TYPE_CODE } from './analytics.codes.js';
 import { CWV_METRICS, type EventDim, eventDimSelect, METRICS, PAIRED_EVENT_DIMS, type RowScope } from './analytics.rollup.events.js';
 import type { AnalyticsFilter } from './analytics.query.js';
-import { mostlyClean, type PairKey, readRollupSums } from './analytics.sql.js';
+import { dayList, mostlyClean, type PairKey, readRollupSums } from './analytics.sql.js';
 import { dialectOf } from '../../db/dialect.js';
 import { monthOf } from './analytics.time.js';
 
@@ -101,7 +101,8 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
         sql` or `,
       );
       const notDirty = dirty.length ? sql` and r.day not in (${sql.join(dirty)})` : sql``;
-      parts.push(sql`select dim, v1, v2, ${COLS} from ${daily} r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and (${inRanges})${notDirty}`);
+      const days = pair ? dayList(dayRanges.map(([a, b]) => [a, b] as const)) : sql`(${inRanges})`;
+      parts.push(sql`select dim, v1, v2, ${COLS} from ${daily} r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and ${days}${notDirty}`);
     }
     if (dirtySet.size) parts.push(...live(sql`s.day in (${sql.join(dirty)})`, false));
   }

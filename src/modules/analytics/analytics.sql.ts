@@ -379,6 +379,14 @@ const inRanges = (column: RawBuilder<unknown>, ranges: Array<[number, number]>) 
       )})`
     : sql`1 = 0`;
 
+/**
+ * The days of ranges as a list: pair rows are keyed by day first (migration 0040), so each day is
+ * one seek to its filter value's rows. A pair read's days are those outside whole months (at most
+ * ~62) or a day-bucket chart's (at most 93).
+ */
+export const dayList = (ranges: ReadonlyArray<readonly [number, number]>) =>
+  sql`day in (${sql.join(ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)))})`;
+
 async function readRollups(db: Executor, spec: ReadSpec, plan: RollupPlan): Promise<SumRow[]> {
   const dirty = new Set(await dirtyDays(db, spec.siteId, spec.fromDay, spec.toDay));
   const months = spec.bucket === 'day' ? [] : cleanMonths(spec.fromDay, spec.toDay, dirty);
@@ -401,7 +409,7 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: RollupPlan): Prom
       where ${of} and dim = ${plan.dim} and month in (${sql.join(months.map((m) => m.month))})${only}${known}`);
   if (dailyRanges.length)
     parts.push(sql`select day as bucket, ${k('k1', 'v1')}, ${k('k2', 'v2')}, ${sums} from ${daily}
-      where ${of} and dim = ${plan.dim} and ${inRanges(sql.ref('day'), dailyRanges)}${only}${known}`);
+      where ${of} and dim = ${plan.dim} and ${pair ? dayList(dailyRanges) : inRanges(sql.ref('day'), dailyRanges)}${only}${known}`);
   if (dirty.size) {
     // The live part: the rollup dimension's GROUP BY on the raw rows of the dirty days.
     const liveSpec: ReadSpec = {
