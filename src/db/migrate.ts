@@ -33,6 +33,8 @@ import * as m0034 from './migrations/0034_idempotency_keys.js';
 import * as m0035 from './migrations/0035_site_bundles.js';
 import * as m0036 from './migrations/0036_analytics_scan_indexes.js';
 import * as m0037 from './migrations/0037_export_heartbeat.js';
+import * as m0040 from './migrations/0040_analytics_pair_rollups.js';
+import * as m0041 from './migrations/0041_analytics_driving_indexes.js';
 import * as m0043 from './migrations/0043_redirect_rules_page_index.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
@@ -73,6 +75,8 @@ const MIGRATIONS: Record<
   '0035_site_bundles': m0035,
   '0036_analytics_scan_indexes': m0036,
   '0037_export_heartbeat': m0037,
+  '0040_analytics_pair_rollups': m0040,
+  '0041_analytics_driving_indexes': m0041,
   '0043_redirect_rules_page_index': m0043,
 };
 

@@ -61,7 +61,7 @@ function rangeOf(db: Executor, ctx: Context, opts: { raw?: boolean; pathOn: 'eve
     siteId: query.siteId,
     fromDay: opts.raw ? Math.max(query.fromDay, ctx.rawFromDay) : query.fromDay,
     toDay: query.toDay,
-    ...(filters.length ? narrowedRead(db, query.siteId, filters, opts.pathOn === 'event') : {}),
+    ...(filters.length ? { ...narrowedRead(db, query.siteId, filters, opts.pathOn === 'event'), filters } : {}),
   };
 }
 

@@ -1,7 +1,10 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { DB, Executor } from '../../db/types.js';
 import { TYPE_CODE } from './analytics.codes.js';
-import { CWV_METRICS, type EventDim, eventDimSelect, METRICS, type RowScope } from './analytics.rollup.events.js';
+import { CWV_METRICS, type EventDim, eventDimSelect, METRICS, PAIRED_EVENT_DIMS, type RowScope } from './analytics.rollup.events.js';
+import type { AnalyticsFilter } from './analytics.query.js';
+import { dayList, mostlyClean, type PairKey, readRollupSums } from './analytics.sql.js';
+import { dialectOf } from '../../db/dialect.js';
 import { monthOf } from './analytics.time.js';
 
 /**
@@ -32,6 +35,10 @@ export interface DimRange {
   /** With a filter: the sessions' `from` (through a filter column's index) and their day column (`narrowedRead`, decisions AR5). */
   sessions?: RawBuilder<unknown>;
   dayColumn?: RawBuilder<unknown>;
+  /** With a filter a pair rollup stands for (decisions AR6): its rows answer the finished days of `PAIRED_EVENT_DIMS`. */
+  pair?: PairKey;
+  /** The filters as parsed, for counts from rollups (the sessions list). */
+  filters?: readonly AnalyticsFilter[];
 }
 
 async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay: number): Promise<number[]> {
@@ -50,7 +57,8 @@ async function dirtyDaysOf(db: Executor, siteId: string, fromDay: number, toDay:
  * The summed rows of event dims over a range (v1/v2 as keys; `v1` narrows to one value when
  * given). Unfiltered: whole clean months from `analytics_monthly`, other clean days from
  * `analytics_daily`, dirty days live through the rebuild's own SELECT, in one statement.
- * Filtered: the same SELECT live over the whole range.
+ * Filtered by a pair rollup's filter (decisions AR6): the same from `analytics_pair_*`, dirty
+ * days live with the filter. Otherwise filtered: the same SELECT live over the whole range.
  */
 export async function readEventDims(db: Executor, range: DimRange, dims: readonly EventDim[], v1?: number): Promise<DimRow[]> {
   const { siteId, fromDay, toDay } = range;
@@ -62,10 +70,12 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
       ),
     );
   const parts: RawBuilder<unknown>[] = [];
-  if (range.filter) {
+  const dirty = await dirtyDaysOf(db, siteId, fromDay, toDay);
+  const pairable = range.filter && range.pair && dims.every((d) => PAIRED_EVENT_DIMS.includes(d)) && mostlyClean(dirty.length, fromDay, toDay);
+  const pair = pairable ? range.pair : undefined;
+  if (range.filter && !pair) {
     parts.push(...live(sql`${range.dayColumn ?? sql`s.day`} between ${fromDay} and ${toDay}`, true));
   } else {
-    const dirty = await dirtyDaysOf(db, siteId, fromDay, toDay);
     const dirtySet = new Set(dirty);
     const months: number[] = [];
     const dayRanges: Array<[number, number]> = [];
@@ -76,11 +86,14 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
       else dayRanges.push([Math.max(m.first, fromDay), Math.min(m.last, toDay)]);
     }
     const dimNames = dims.flatMap((d) => (d === 'cwv' ? CWV_METRICS.map((m) => `cwv_${m}`) : [d]));
-    const dimCond = (alias: string) => sql`${sql.ref(`${alias}.dim`)} in (${sql.join(dimNames)})`;
+    const pairCond = (alias: string) =>
+      pair ? sql` and ${sql.ref(`${alias}.fdim`)} = ${pair.fdim} and ${sql.ref(`${alias}.f1`)} = ${pair.f1} and ${sql.ref(`${alias}.f2`)} = ${pair.f2}` : sql``;
+    const dimCond = (alias: string) => sql`${sql.ref(`${alias}.dim`)} in (${sql.join(dimNames)})${pairCond(alias)}`;
+    const [monthly, daily] = pair ? [sql`analytics_pair_monthly`, sql`analytics_pair_daily`] : [sql`analytics_monthly`, sql`analytics_daily`];
     const v1Cond = (alias: string) => (v1 === undefined ? sql`` : sql` and ${sql.ref(`${alias}.v1`)} = ${v1}`);
     if (months.length)
       parts.push(
-        sql`select dim, v1, v2, ${COLS} from analytics_monthly r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and r.month in (${sql.join(months)})`,
+        sql`select dim, v1, v2, ${COLS} from ${monthly} r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and r.month in (${sql.join(months)})`,
       );
     if (dayRanges.length) {
       const inRanges = sql.join(
@@ -88,9 +101,8 @@ export async function readEventDims(db: Executor, range: DimRange, dims: readonl
         sql` or `,
       );
       const notDirty = dirty.length ? sql` and r.day not in (${sql.join(dirty)})` : sql``;
-      parts.push(
-        sql`select dim, v1, v2, ${COLS} from analytics_daily r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and (${inRanges})${notDirty}`,
-      );
+      const days = pair ? dayList(dayRanges.map(([a, b]) => [a, b] as const)) : sql`(${inRanges})`;
+      parts.push(sql`select dim, v1, v2, ${COLS} from ${daily} r where r.site_id = ${siteId} and ${dimCond('r')}${v1Cond('r')} and ${days}${notDirty}`);
     }
     if (dirtySet.size) parts.push(...live(sql`s.day in (${sql.join(dirty)})`, false));
   }
@@ -164,20 +176,43 @@ const sessionCols = sql.join(SESSION_COLUMNS.map((c) => sql.ref(`s.${c}`)));
 
 export const SESSION_SORT = { startedAt: 'started_at', duration: 'duration_ms', pageviews: 'pageviews' } as const;
 
-/** A page of a range's sessions (newest first by default) and their total. */
+/** Sessions the newest-first walk may read for one page before a scan of the range is cheaper. */
+const WALK_MAX_ROWS = 50_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * A page of a range's sessions (newest first by default) and their total (decisions AR7). The
+ * total comes from the rollups when they answer the filters (exact, A7), else from a count.
+ * Newest (or oldest) first, the page walks `(site_id, started_at)` and stops after it, instead of
+ * sorting the range, when the rollups tell that it meets its rows soon enough: the walk reads
+ * about (offset + limit) × sessions ÷ matching sessions rows. A session's local day starts within
+ * a day of its UTC day, so the walk is bounded to the range's UTC days ± 1.
+ */
 export async function listSessions(
   db: Executor,
   range: DimRange,
   page: { offset: number; limit: number; sort: keyof typeof SESSION_SORT; order: 'asc' | 'desc' },
 ): Promise<{ rows: SessionRow[]; total: number }> {
-  const where = sql`s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay}${range.filter ? sql` and ${range.filter}` : sql``}`;
+  const spec = { siteId: range.siteId, fromDay: range.fromDay, toDay: range.toDay, group: null, bucket: 'none' as const, sampleThreshold: 0 };
+  const filtered = range.filters?.length ? await readRollupSums(db, { ...spec, filters: range.filters }) : null;
+  const all = range.filter && !filtered ? null : await readRollupSums(db, { ...spec, filters: [] });
+  const counted = range.filter ? (filtered && range.filters?.length ? (filtered[0]?.visits ?? 0) : null) : (all?.[0]?.visits ?? 0);
+  const walk = page.sort === 'startedAt' && counted !== null && (page.offset + page.limit) * (all?.[0]?.visits ?? 0) <= WALK_MAX_ROWS * Math.max(counted, 1);
+  const filter = range.filter ? sql` and ${range.filter}` : sql``;
+  const where = walk
+    ? sql`s.site_id = ${range.siteId} and s.started_at >= ${(range.fromDay - 1) * DAY_MS} and s.started_at < ${(range.toDay + 2) * DAY_MS}
+        and +s.day between ${range.fromDay} and ${range.toDay}${filter}`
+    : sql`s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay}${filter}`;
+  const from = walk ? sql`analytics_sessions s ${dialectOf(db).indexedBy('analytics_sessions_started_idx')}` : sql`analytics_sessions s`;
   const order = sql.raw(page.order);
   const [list, count] = await Promise.all([
-    sql<Record<string, unknown>>`select ${sessionCols} from analytics_sessions s where ${where}
+    sql<Record<string, unknown>>`select ${sessionCols} from ${from} where ${where}
       order by ${sql.ref(`s.${SESSION_SORT[page.sort]}`)} ${order}, s.id ${order} limit ${page.limit} offset ${page.offset}`.execute(db),
-    sql<{ n: unknown }>`select count(*) as n from analytics_sessions s where ${where}`.execute(db),
+    counted !== null
+      ? Promise.resolve(counted)
+      : sql<{ n: unknown }>`select count(*) as n from analytics_sessions s where ${where}`.execute(db).then((r) => num(r.rows[0]?.n)),
   ]);
-  return { rows: list.rows.map(toSessionRow), total: num(count.rows[0]?.n) };
+  return { rows: list.rows.map(toSessionRow), total: count };
 }
 
 /** One session of the site from `fromDay` on (older ones are past raw retention), or undefined. */
@@ -221,10 +256,16 @@ export async function sessionEvents(db: Executor, siteId: string, sessionId: num
   }));
 }
 
-/** The clicks of one page over a range: the densest grid points (x on 0.01, y on 10 px) and the clicked elements. */
+/**
+ * The clicks of one page over a range: the densest grid points (x on 0.01, y on 10 px) and the
+ * clicked elements. The page's clicks drive the read (the partial index of migration 0041,
+ * decisions AR7), from the range's first UTC day − 1 on (a session's clicks come after its
+ * start); their sessions give the local day and the filters.
+ */
 export async function clickHeatmap(db: Executor, range: DimRange, pathId: number, maxPoints: number, maxElements: number) {
-  const clicks = sql`from analytics_events e join analytics_sessions s on s.id = e.session_id
-    where s.site_id = ${range.siteId} and s.day between ${range.fromDay} and ${range.toDay} and e.type = ${sql.lit(TYPE_CODE.click)} and e.path = ${pathId}
+  const clicks = sql`from analytics_events e ${dialectOf(db).indexedBy('analytics_events_clicks_idx')} join analytics_sessions s on s.id = e.session_id
+    where e.site_id = ${range.siteId} and e.path = ${pathId} and e.type = ${sql.lit(TYPE_CODE.click)} and e.ts >= ${(range.fromDay - 1) * DAY_MS}
+      and s.site_id = ${range.siteId} and +s.day between ${range.fromDay} and ${range.toDay}
     ${range.filter ? sql` and ${range.filter}` : sql``}`;
   const gx = sql`cast(floor(e.x * 100 + 0.5) as integer)`;
   const gy = sql`cast(floor(e.y / 10.0 + 0.5) as integer)`;

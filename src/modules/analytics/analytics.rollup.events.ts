@@ -34,7 +34,15 @@ export interface RowScope {
   filter?: RawBuilder<unknown>;
   /** The sessions' `from` clause (alias `s`) when a filter column's index drives the read; default the table. */
   sessions?: RawBuilder<unknown>;
+  /** Pair rollups (decisions AR6): the filter values `f1`, `f2` (session columns; no second: 0) selected first and grouped by; only the dims of `PAIRED_EVENT_DIMS`. */
+  pair?: readonly [RawBuilder<unknown>, RawBuilder<unknown> | null];
 }
+
+/** The event dims a pair rollup holds (the engagement report's and the weekday-hour heatmap's). */
+export const PAIRED_EVENT_DIMS: readonly EventDim[] = ['weekday_hour', 'outbound', 'download', 'rage', 'dead'];
+const pairSelect = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]} as f1, ${scope.pair[1] ?? sql`0`} as f2, ` : sql``);
+// A constant is no GROUP BY term (SQLite reads an integer there as a column's position).
+const pairGroup = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]}, ${scope.pair[1] ? sql`${scope.pair[1]}, ` : sql``}` : sql``);
 
 const and = (cond: RawBuilder<unknown> | undefined) => (cond ? sql` and ${cond}` : sql``);
 const sessionsOf = (scope: RowScope) => scope.sessions ?? sql`analytics_sessions s`;
@@ -69,22 +77,23 @@ const CLICK_METRICS = { visitors: sql`count(distinct s.visitor)`, visits: sql`co
 
 /** One dim's SELECT (columns named as the rollup tables', `day` first). */
 export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unknown> {
+  if (scope.pair && !PAIRED_EVENT_DIMS.includes(dim)) throw new Error(`no pair rollup of ${dim}`);
   switch (dim) {
     case 'weekday_hour':
       // Day 0 (1970-01-01) was a Thursday, ISO weekday 4.
-      return sql`select ${row(sql`s.day`, sql.lit(dim), sql`((s.day + 3) % 7 + 1) * 24 + s.hour`, sql`0`, SESSION_METRICS)}
+      return sql`select ${pairSelect(scope)}${row(sql`s.day`, sql.lit(dim), sql`((s.day + 3) % 7 + 1) * 24 + s.hour`, sql`0`, SESSION_METRICS)}
         from ${sessionsOf(scope)} where s.site_id = ${scope.siteId} and ${scope.days}${and(scope.filter)}
-        group by s.day, s.hour`;
+        group by ${pairGroup(scope)}s.day, s.hour`;
     case 'outbound':
     case 'download':
-      return sql`select ${row(sql`s.day`, sql.lit(dim), sql`coalesce(e.target, 0)`, sql`0`, CLICK_METRICS)}
+      return sql`select ${pairSelect(scope)}${row(sql`s.day`, sql.lit(dim), sql`coalesce(e.target, 0)`, sql`0`, CLICK_METRICS)}
         ${eventsOf(scope)} and e.type = ${sql.lit(TYPE_CODE[dim])}
-        group by s.day, e.target`;
+        group by ${pairGroup(scope)}s.day, e.target`;
     case 'rage':
     case 'dead':
-      return sql`select ${row(sql`s.day`, sql.lit(dim), sql`coalesce(e.path, 0)`, sql`coalesce(e.sel, 0)`, CLICK_METRICS)}
+      return sql`select ${pairSelect(scope)}${row(sql`s.day`, sql.lit(dim), sql`coalesce(e.path, 0)`, sql`coalesce(e.sel, 0)`, CLICK_METRICS)}
         ${eventsOf(scope)} and e.type = ${sql.lit(TYPE_CODE.click)} and (e.flags & ${sql.lit(dim === 'rage' ? FLAG_RAGE : FLAG_DEAD)}) <> 0
-        group by s.day, e.path, e.sel`;
+        group by ${pairGroup(scope)}s.day, e.path, e.sel`;
     case 'form':
       return sql`select ${row(sql`f.day`, sql.lit(dim), sql`f.form`, sql`0`, {
         visitors: sql`count(distinct f.visitor)`,

@@ -2,6 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { Executor } from '../../db/types.js';
 import type { AnalyticsFilter, FilterDim } from './analytics.query.js';
+import { PAIR_FILTERS, PAIR_SESSION_DIMS, pairName } from './analytics.rollup.pairs.js';
 import { ROLLUP_PAIR, type SessionDim, TYPE_CODE } from './analytics.store.js';
 import { monthOf } from './analytics.time.js';
 
@@ -107,20 +108,23 @@ function sessionsFrom(db: Executor, driver: string | null): RawBuilder<unknown> 
 /**
  * The filters of a read without rollup counts at hand (the event reports): the condition, the
  * sessions' `from` through the index of the most-valued column with an `is` filter, and the day
- * range as a condition on that index's rows (decisions AR5).
+ * range as a condition on that index's rows (decisions AR5), and the pair rollup's filter when
+ * one stands for the filters (decisions AR6).
  */
 export function narrowedRead(
   db: Executor,
   siteId: string,
   filters: readonly AnalyticsFilter[],
   pathOnEvents: boolean,
-): { filter: RawBuilder<unknown>; sessions: RawBuilder<unknown>; dayColumn: RawBuilder<unknown> } {
+): { filter: RawBuilder<unknown>; sessions: RawBuilder<unknown>; dayColumn: RawBuilder<unknown>; pair?: PairKey } {
+  const pair = pairKeyOf(siteId, filters);
   const filtered = new Set(filters.filter((f) => f.op === 'is').map((f) => FILTER_COLUMN[f.dim].column as string));
   const driver = INDEXED_BY_VALUES.find((c) => filtered.has(c)) ?? null;
   return {
     filter: filterCondition(db, siteId, filters, pathOnEvents, driver),
     sessions: sessionsFrom(db, driver),
     dayColumn: driver ? sql`+s.day` : sql`s.day`,
+    ...(pair ? { pair } : {}),
   };
 }
 /** sample = visitor & 63 (the store), so a sample is 1/k of the visitors for k a power of two up to 64. */
@@ -172,8 +176,59 @@ export function filterCondition(
   return parts.length ? sql.join(parts, sql` and `) : sql`1 = 1`;
 }
 
+/** A pair rollup's filter (decisions AR6): its name and its values' ids, as subqueries (an unknown value is null and matches no row). */
+export interface PairKey {
+  fdim: string;
+  f1: RawBuilder<unknown>;
+  f2: RawBuilder<unknown>;
+}
+
+/**
+ * The pair rollup filter that stands for `filters`, or null: each filter one `is` value of a
+ * session column, and together exactly the columns of one of `PAIR_FILTERS` (several values are
+ * a scan: a visitor of a day can be under two of them).
+ */
+export function pairKeyOf(siteId: string, filters: readonly AnalyticsFilter[]): PairKey | null {
+  if (!filters.length || filters.some((f) => f.op !== 'is' || f.values.length !== 1)) return null;
+  const byColumn = new Map(filters.map((f) => [FILTER_COLUMN[f.dim].column as string, f]));
+  if (byColumn.size !== filters.length) return null;
+  const columns = PAIR_FILTERS.find((c) => c.length === byColumn.size && c.every((x) => byColumn.has(x)));
+  if (!columns) return null;
+  const id = (column: string | undefined) => {
+    if (!column) return sql`0`;
+    const f = byColumn.get(column)!;
+    return sql`(select id from analytics_values where site_id = ${siteId} and dim = ${FILTER_COLUMN[f.dim].dict} and value = ${f.values[0]!})`;
+  };
+  return { fdim: pairName(columns), f1: id(columns[0]), f2: id(columns[1]) };
+}
+
+const PAIR_DIMS: ReadonlySet<string> = new Set([...PAIR_SESSION_DIMS.map(([d]) => d), 'page']);
+
+interface RollupPlan {
+  dim: string;
+  paired: boolean;
+  only?: { dict: string; filter: AnalyticsFilter };
+  /** Read `analytics_pair_*` rows of this filter instead of the plain rollups. */
+  pair?: PairKey;
+}
+
+/**
+ * A pair rollup read of `dim` (decisions AR6): the filters on the dim's own column narrow its
+ * values (`only`, one `is` entry; `single`: one value), the others must be a pair filter.
+ */
+function pairPlan(spec: ReadSpec, dim: string, paired: boolean, single: boolean): RollupPlan | null {
+  if (!PAIR_DIMS.has(dim)) return null;
+  const ownColumn = dim === 'page' ? 'path' : dim;
+  const own = spec.filters.filter((f) => FILTER_COLUMN[f.dim].column === ownColumn);
+  const rest = spec.filters.filter((f) => FILTER_COLUMN[f.dim].column !== ownColumn);
+  if (own.length > 1 || (own[0] && (own[0].op !== 'is' || (single && own[0].values.length !== 1)))) return null;
+  const pair = pairKeyOf(spec.siteId, rest);
+  if (!pair || pair.fdim.split('+').includes(dim)) return null;
+  return { dim, paired, pair, ...(own[0] ? { only: { dict: FILTER_COLUMN[own[0].dim].dict, filter: own[0] } } : {}) };
+}
+
 /** Which rollup dimension answers a read, and which of its values, or null when it needs a scan (design 3.4). */
-function rollupPlan(spec: ReadSpec): { dim: string; paired: boolean; only?: { dict: string; filter: AnalyticsFilter } } | null {
+function rollupPlan(spec: ReadSpec): RollupPlan | null {
   if (spec.bucket === 'hour') return null;
   let dim: string;
   let paired = false;
@@ -184,15 +239,23 @@ function rollupPlan(spec: ReadSpec): { dim: string; paired: boolean; only?: { di
     paired = spec.group.length === 2;
   } else return null;
   if (spec.filters.length === 0) return { dim, paired };
-  if (spec.filters.length > 1 || spec.filters[0]!.op !== 'is') return null;
-  const filter = spec.filters[0]!;
-  const { column, dict } = FILTER_COLUMN[filter.dim];
-  // One `is` filter: the totals from the filtered dimension's rows; a breakdown filtered on its own dimension.
-  // Exact only for one value of an unpaired dimension: a visitor of a day can be in two rows otherwise.
-  if (dim === 'total')
-    return column !== 'path' && !ROLLUP_PAIR[column] && filter.values.length === 1 ? { dim: column, paired: false, only: { dict, filter } } : null;
-  if (dim === 'page' && column === 'path') return { dim, paired, only: { dict, filter } };
-  if (dim === column) return { dim, paired, only: { dict, filter } };
+  const single = spec.filters.length === 1 && spec.filters[0]!.op === 'is' ? spec.filters[0]! : null;
+  if (single) {
+    const { column, dict } = FILTER_COLUMN[single.dim];
+    // One `is` filter: the totals from the filtered dimension's rows; a breakdown filtered on its own dimension.
+    // Exact only for one value of an unpaired dimension: a visitor of a day can be in two rows otherwise.
+    if (dim === 'total' && column !== 'path' && !ROLLUP_PAIR[column] && single.values.length === 1)
+      return { dim: column, paired: false, only: { dict, filter: single } };
+    if ((dim === 'page' && column === 'path') || dim === column) return { dim, paired, only: { dict, filter: single } };
+  }
+  if (dim !== 'total') return pairPlan(spec, dim, paired, false);
+  // Totals: one filter's column is the dim (its one value the row), the others the pair filter.
+  for (const f of spec.filters) {
+    const { column } = FILTER_COLUMN[f.dim];
+    if (column === 'path' || ROLLUP_PAIR[column as SessionDim]) continue;
+    const plan = pairPlan(spec, column, false, true);
+    if (plan) return plan;
+  }
   return null;
 }
 
@@ -266,6 +329,13 @@ function merge(rows: SumRow[], bucket: Bucket): SumRow[] {
   return [...out.values()];
 }
 
+/**
+ * Whether a pair rollup read beats a scan (decisions AR6): it reads dirty days live and unsampled,
+ * so a range of mostly dirty days (a fresh import, the days migration 0040 marked) is scanned,
+ * narrowed and sampled as before.
+ */
+export const mostlyClean = (dirty: number, fromDay: number, toDay: number) => dirty * 2 < toDay - fromDay + 1;
+
 /** Dirty days of a range (rebuilt rollups are missing or stale for them). */
 async function dirtyDays(db: Executor, siteId: string, fromDay: number, toDay: number): Promise<number[]> {
   const rows = await db
@@ -309,7 +379,15 @@ const inRanges = (column: RawBuilder<unknown>, ranges: Array<[number, number]>) 
       )})`
     : sql`1 = 0`;
 
-async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<ReturnType<typeof rollupPlan>>): Promise<SumRow[]> {
+/**
+ * The days of ranges as a list: pair rows are keyed by day first (migration 0040), so each day is
+ * one seek to its filter value's rows. A pair read's days are those outside whole months (at most
+ * ~62) or a day-bucket chart's (at most 93).
+ */
+export const dayList = (ranges: ReadonlyArray<readonly [number, number]>) =>
+  sql`day in (${sql.join(ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)))})`;
+
+async function readRollups(db: Executor, spec: ReadSpec, plan: RollupPlan): Promise<SumRow[]> {
   const dirty = new Set(await dirtyDays(db, spec.siteId, spec.fromDay, spec.toDay));
   const months = spec.bucket === 'day' ? [] : cleanMonths(spec.fromDay, spec.toDay, dirty);
   const inMonth = (day: number) => months.some((m) => day >= m.first && day <= m.last);
@@ -321,13 +399,17 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<Retur
   const only = plan.only ? sql` and v1 in ${valueIds(db, spec.siteId, plan.only.dict, plan.only.filter)}` : sql``;
   const known = spec.knownOnly && grouped ? sql` and v1 <> 0` : sql``;
   const sums = sql.join(SUM_COLUMNS.map((c) => sql.ref(c)));
+  // A pair plan reads the same rows of its filter value (decisions AR6).
+  const { pair } = plan;
+  const [monthly, daily] = pair ? [sql`analytics_pair_monthly`, sql`analytics_pair_daily`] : [sql`analytics_monthly`, sql`analytics_daily`];
+  const of = pair ? sql`site_id = ${spec.siteId} and fdim = ${pair.fdim} and f1 = ${pair.f1} and f2 = ${pair.f2}` : sql`site_id = ${spec.siteId}`;
   const parts: RawBuilder<unknown>[] = [];
   if (months.length)
-    parts.push(sql`select -month as bucket, ${k('k1', 'v1')}, ${k('k2', 'v2')}, ${sums} from analytics_monthly
-      where site_id = ${spec.siteId} and dim = ${plan.dim} and month in (${sql.join(months.map((m) => m.month))})${only}${known}`);
+    parts.push(sql`select -month as bucket, ${k('k1', 'v1')}, ${k('k2', 'v2')}, ${sums} from ${monthly}
+      where ${of} and dim = ${plan.dim} and month in (${sql.join(months.map((m) => m.month))})${only}${known}`);
   if (dailyRanges.length)
-    parts.push(sql`select day as bucket, ${k('k1', 'v1')}, ${k('k2', 'v2')}, ${sums} from analytics_daily
-      where site_id = ${spec.siteId} and dim = ${plan.dim} and ${inRanges(sql.ref('day'), dailyRanges)}${only}${known}`);
+    parts.push(sql`select day as bucket, ${k('k1', 'v1')}, ${k('k2', 'v2')}, ${sums} from ${daily}
+      where ${of} and dim = ${plan.dim} and ${pair ? dayList(dailyRanges) : inRanges(sql.ref('day'), dailyRanges)}${only}${known}`);
   if (dirty.size) {
     // The live part: the rollup dimension's GROUP BY on the raw rows of the dirty days.
     const liveSpec: ReadSpec = {
@@ -338,7 +420,8 @@ async function readRollups(db: Executor, spec: ReadSpec, plan: NonNullable<Retur
           : plan.dim === 'page'
             ? 'page'
             : ((plan.paired ? [plan.dim, ROLLUP_PAIR[plan.dim as SessionDim]] : [plan.dim]) as SessionDim[]),
-      filters: plan.only ? [plan.only.filter] : [],
+      // A pair plan's rows are those of all the filters (its filter and `only`), as a scan reads them.
+      filters: pair ? spec.filters : plan.only ? [plan.only.filter] : [],
     };
     const dirtyList = sql`s.day in (${sql.join([...dirty])})`;
     parts.push(sql`select bucket, k1, k2, ${sums} from (${liveSelect(db, liveSpec, dirtyList, 2, null)}) live`);
@@ -400,14 +483,18 @@ async function readScan(db: Executor, spec: ReadSpec): Promise<ReadResult> {
   return { rows: merge(rows, spec.bucket), sampleRate: 1 / k };
 }
 
+/** The sums of a read from rollups (exact), or null when its filters need a scan. */
+export async function readRollupSums(db: Executor, spec: ReadSpec): Promise<SumRow[] | null> {
+  const plan = rollupPlan(spec);
+  if (!plan || (plan.pair && !mostlyClean((await dirtyDays(db, spec.siteId, spec.fromDay, spec.toDay)).length, spec.fromDay, spec.toDay))) return null;
+  const rows = await readRollups(db, spec, plan);
+  return spec.group === null ? rows.map((r) => ({ ...r, keys: [] })) : rows;
+}
+
 /** The sums a report needs, exact at every moment (decisions A7). */
 export async function readSums(db: Executor, spec: ReadSpec): Promise<ReadResult> {
-  const plan = rollupPlan(spec);
-  if (plan) {
-    const rows = await readRollups(db, spec, plan);
-    return { rows: spec.group === null ? rows.map((r) => ({ ...r, keys: [] })) : rows, sampleRate: 1 };
-  }
-  return readScan(db, spec);
+  const rows = await readRollupSums(db, spec);
+  return rows ? { rows, sampleRate: 1 } : readScan(db, spec);
 }
 
 /** Dictionary values by id, for the keys of report rows. */

@@ -6,6 +6,7 @@ import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
 import { type RollupStep, rebuildSiteDay, sessionsOfDay } from './analytics.rebuild.js';
 import { eventDimInserts } from './analytics.rollup.events.js';
+import { prunePairs, rebuildPairs } from './analytics.rollup.pairs.js';
 import { localTime, monthOf } from './analytics.time.js';
 
 /**
@@ -407,6 +408,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     const startedAt = Date.now();
     await this.db.transaction().execute(async (trx) => {
       await rebuildSiteDay(trx, siteId, day, monthOf(day), ROLLUP_STEPS);
+      await rebuildPairs(trx, siteId, day);
       await trx
         .updateTable('analytics_days')
         .set({ dirty: 0, built_at: startedAt })
@@ -476,8 +478,9 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     const month = monthOf(beforeDay).month;
     const monthly = await sql`delete from analytics_monthly where (site_id, dim, month, v1, v2) in (
         select site_id, dim, month, v1, v2 from analytics_monthly where site_id = ${siteId} and month < ${month} limit ${limit})`.execute(this.db);
+    const pairs = await prunePairs(this.db, siteId, beforeDay, limit);
     await this.db.deleteFrom('analytics_days').where('site_id', '=', siteId).where('day', '<', beforeDay).where('dirty', '=', 0).execute();
-    return Number(daily.numAffectedRows ?? 0) + Number(monthly.numAffectedRows ?? 0);
+    return Number(daily.numAffectedRows ?? 0) + Number(monthly.numAffectedRows ?? 0) + pairs;
   }
 }
 
