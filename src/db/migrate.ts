@@ -33,6 +33,7 @@ import * as m0034 from './migrations/0034_idempotency_keys.js';
 import * as m0035 from './migrations/0035_site_bundles.js';
 import * as m0036 from './migrations/0036_analytics_scan_indexes.js';
 import * as m0037 from './migrations/0037_export_heartbeat.js';
+import * as m0045 from './migrations/0045_content_counts_slots.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<
   '0035_site_bundles': m0035,
   '0036_analytics_scan_indexes': m0036,
   '0037_export_heartbeat': m0037,
+  '0045_content_counts_slots': m0045,
 };
 
 class StaticProvider implements MigrationProvider {
