@@ -38,7 +38,7 @@ const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents
 const DETAIL =
   `${SUMMARY}, "contents"."site_id", "contents"."meta_title", ` +
   '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", ' +
-  '"contents"."custom_data", "contents"."structured_data", "cb"."body", "cb"."body_html"';
+  '"contents"."custom_data", "contents"."structured_data", "cb"."body_html", "cb"."body" as "body"';
 // The body beside the row (migration 0025), before the author.
 const BODY_JOIN = ' left join "content_bodies" as "cb" on "cb"."content_id" = "contents"."id" and "cb"."site_id" = "contents"."site_id"';
 

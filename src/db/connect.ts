@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type PgModule from 'pg';
 import { Kysely, sql, PostgresDialect } from 'kysely';
 import { openSqliteDialect } from './sqlite.js';
+import { statementName } from './prepared.js';
 import type { DB } from './types.js';
 import { isPostgres } from '../config.js';
 
@@ -145,6 +146,23 @@ function listenForChanges(clientConfig: PgModule.ClientConfig, onChange: (channe
   };
 }
 
+/**
+ * Kysely runs every statement as `client.query(text, values)`: an unnamed statement, parsed,
+ * analysed and planned by PostgreSQL on every run. The hot queries' statements (db/prepared.ts)
+ * go as named ones instead, which the session parses once (decisions PF5).
+ */
+function sendPreparedAsNamed(client: PgModule.PoolClient): void {
+  const query = client.query as (...args: unknown[]) => unknown;
+  client.query = function (this: PgModule.PoolClient, ...args: unknown[]) {
+    const [text, values] = args;
+    if (args.length === 2 && typeof text === 'string' && Array.isArray(values)) {
+      const name = statementName(text);
+      if (name) return query.call(this, { name, text, values });
+    }
+    return query.apply(this, args);
+  } as typeof client.query;
+}
+
 function openPostgres(url: string, options: ConnectOptions): Database {
   const pg = loadPg();
   const timestamptz = pg.types.getTypeParser(1184);
@@ -172,7 +190,10 @@ function openPostgres(url: string, options: ConnectOptions): Database {
   // A client checked out by a request has no pool listener: when its connection drops (the server
   // restarts, pg_terminate_backend) the 'error' event would kill the process. The query in flight
   // fails on its own and its request answers 503; the pool drops the broken client on release.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    sendPreparedAsNamed(client);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const watchChanges = (onChange: (channel: ChangeChannel, id?: string) => void) =>
     listenForChanges({ connectionString: url, application_name: `${pool.options.application_name}:listen` }, onChange, options.onPoolError);

@@ -36,6 +36,7 @@ import * as m0037 from './migrations/0037_export_heartbeat.js';
 import * as m0040 from './migrations/0040_analytics_pair_rollups.js';
 import * as m0041 from './migrations/0041_analytics_driving_indexes.js';
 import * as m0043 from './migrations/0043_redirect_rules_page_index.js';
+import * as m0045 from './migrations/0045_content_counts_slots.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -78,6 +79,7 @@ const MIGRATIONS: Record<
   '0040_analytics_pair_rollups': m0040,
   '0041_analytics_driving_indexes': m0041,
   '0043_redirect_rules_page_index': m0043,
+  '0045_content_counts_slots': m0045,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Compilable, Kysely, RawBuilder } from 'kysely';
+import { PostgresAdapter, type CompiledQuery, type Compilable, type Kysely, type RawBuilder } from 'kysely';
 import type { DB, Executor } from './types.js';
 
 /**
@@ -22,6 +22,26 @@ const MARKER = Symbol('cairn.param');
  * can choose; past this many the oldest is dropped (it is rebuilt if it comes back).
  */
 const MAX_SHAPES = 256;
+
+/**
+ * The statements of this module's queries that PostgreSQL sessions keep parsed and planned
+ * (named statements, decisions PF5), by their SQL text: the pool's clients (db/connect.ts) send a
+ * text found here as a named statement, so each connection parses it once and then only binds
+ * and executes it; any other text is parsed on every run as before. Capped, because every
+ * connection keeps each named statement it ran (with its plan) until it closes: past the cap a new
+ * shape runs unnamed.
+ */
+export const NAMED_STATEMENT_CAP = 400;
+const namedStatements = new Map<string, string>();
+
+/** The name PostgreSQL sessions keep `sql` under, if it is a prepared query's statement. */
+export function statementName(sql: string): string | undefined {
+  return namedStatements.get(sql);
+}
+
+function nameStatement(sql: string): void {
+  if (namedStatements.size < NAMED_STATEMENT_CAP && !namedStatements.has(sql)) namedStatements.set(sql, `cairn_${namedStatements.size + 1}`);
+}
 
 interface Marker {
   readonly [MARKER]: true;
@@ -91,6 +111,7 @@ export function prepared<A extends Args, R>(
     };
     if (byShape.size >= MAX_SHAPES) byShape.delete(byShape.keys().next().value!);
     byShape.set(shape, plan);
+    if (adapter instanceof PostgresAdapter) nameStatement(plan.sql);
     return plan;
   }
 

@@ -7,12 +7,14 @@ import { canonicalLocale } from './locales.js';
 export interface SiteLocales {
   defaultLocale: string;
   enabledLocales: string[];
+  /** The site's domain, read in the same statement: a write that also records its links needs it (search-console links). */
+  domain: string;
 }
 
 export async function getSiteLocales(db: Executor, siteId: string): Promise<SiteLocales> {
-  const site = await db.selectFrom('sites').select(['default_locale', 'enabled_locales']).where('id', '=', siteId).executeTakeFirst();
+  const site = await db.selectFrom('sites').select(['default_locale', 'enabled_locales', 'domain']).where('id', '=', siteId).executeTakeFirst();
   if (!site) throw notFound('site');
-  return { defaultLocale: site.default_locale, enabledLocales: parseJson<string[]>(site.enabled_locales, [site.default_locale]) };
+  return { defaultLocale: site.default_locale, enabledLocales: parseJson<string[]>(site.enabled_locales, [site.default_locale]), domain: site.domain };
 }
 
 /** A record's locale: the site's default when omitted; canonical case; 422 when not enabled. */

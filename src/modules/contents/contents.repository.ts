@@ -165,8 +165,8 @@ const ROW_COLUMNS = [
   'contents.custom_data',
   'contents.structured_data',
 ] as const;
-/** The row and its body and HTML (never the search text): what a detail answers. */
-const DETAIL_COLUMNS = [...ROW_COLUMNS, 'cb.body', 'cb.body_html'] as const;
+/** The row and its HTML (never the search text): what a detail answers, with its body (detailRow). */
+const DETAIL_COLUMNS = [...ROW_COLUMNS, 'cb.body_html'] as const;
 const RETURNED_COLUMNS = ROW_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
 
 type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
@@ -183,9 +183,13 @@ function withBody<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
   return qb.leftJoin('content_bodies as cb', (join) => join.onRef('cb.content_id', '=', 'contents.id').onRef('cb.site_id', '=', 'contents.site_id'));
 }
 
-/** The detail columns: the row, its body, its author's name. */
+/**
+ * The detail columns: the row, its body, its author's name. The body comes as its JSON text on
+ * both databases: the detail routes splice it into the answer as it is (decisions N11, PF5).
+ */
 function detailRow(db: Executor) {
-  return withAuthor(withBody(db.selectFrom('contents')).select(DETAIL_COLUMNS) as unknown as SelectQueryBuilder<DB, 'contents', object>);
+  const body = dialectOf(db).jsonText('cb.body').as('body');
+  return withAuthor(withBody(db.selectFrom('contents')).select(DETAIL_COLUMNS).select(body) as unknown as SelectQueryBuilder<DB, 'contents', object>);
 }
 
 export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
@@ -514,8 +518,9 @@ export async function refsByIds(db: Executor, table: 'categories' | 'tags', site
   return new Map(rows.map((r) => [Number(r.id), { id: Number(r.id), name: r.name, slug: r.slug }]));
 }
 
-export async function setCategories(db: Executor, siteId: string, contentId: number, ids: number[]) {
-  await db.deleteFrom('content_categories').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
+/** A content's categories in their order; `fresh`: the content was inserted in this transaction (nothing to delete). */
+export async function setCategories(db: Executor, siteId: string, contentId: number, ids: number[], fresh = false) {
+  if (!fresh) await db.deleteFrom('content_categories').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
   if (ids.length)
     await db
       .insertInto('content_categories')
@@ -523,8 +528,9 @@ export async function setCategories(db: Executor, siteId: string, contentId: num
       .execute();
 }
 
-export async function setTags(db: Executor, siteId: string, contentId: number, ids: number[]) {
-  await db.deleteFrom('content_tags').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
+/** A content's tags in their order; `fresh` as setCategories. */
+export async function setTags(db: Executor, siteId: string, contentId: number, ids: number[], fresh = false) {
+  if (!fresh) await db.deleteFrom('content_tags').where('site_id', '=', siteId).where('content_id', '=', contentId).execute();
   if (ids.length)
     await db
       .insertInto('content_tags')

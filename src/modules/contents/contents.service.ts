@@ -79,12 +79,19 @@ function featuredImage(url: string | null, alt: string | null) {
  * Keeps which media files the featured image and the body use (decisions M15), and the links the
  * body makes (SC4), for the fields a write set (undefined: unchanged).
  */
-async function setContentMedia(tx: Executor, siteId: string, id: number, featuredImageUrl: string | null | undefined, bodyHtml: string | undefined) {
+async function setContentMedia(
+  tx: Executor,
+  siteId: string,
+  id: number,
+  featuredImageUrl: string | null | undefined,
+  bodyHtml: string | undefined,
+  known: { domain?: string; fresh?: boolean } = {},
+) {
   const fields: Record<string, string | null> = {};
   if (featuredImageUrl !== undefined) fields.featuredImage = featuredImageUrl;
   if (bodyHtml !== undefined) fields.body = bodyHtml;
-  await setMediaReferences(tx, siteId, { contentId: id }, fields);
-  if (bodyHtml !== undefined) await setOutboundLinks(tx, siteId, { contentId: id }, bodyHtml);
+  await setMediaReferences(tx, siteId, { contentId: id }, fields, known.fresh);
+  if (bodyHtml !== undefined) await setOutboundLinks(tx, siteId, { contentId: id }, bodyHtml, known);
 }
 
 function toSummary(r: repo.SummaryRow, rel: Relations) {
@@ -155,9 +162,10 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
 }
 
 /**
- * The detail shape. With `bodyAsText`, a body stored as JSON text (SQLite) is not parsed: `body`
- * is null and `bodyJson` carries the text, for the route to splice into the serialized answer
- * (contents.routes.ts; decisions N11). PostgreSQL's jsonb arrives parsed and is kept as it is.
+ * The detail shape. With `bodyAsText`, a body read as JSON text (both databases: the detail reads
+ * select PostgreSQL's jsonb as text, decisions PF5) is not parsed: `body` is null and `bodyJson`
+ * carries the text, for the route to splice into the serialized answer (contents.routes.ts;
+ * decisions N11).
  */
 type Linked = { id: number | string; name: string; slug: string };
 type Member = { id: number | string; locale: string; slug: string };
@@ -426,14 +434,17 @@ function searchText(text: string): string {
 /** Creates a content; with `bodyAsText` the answer carries the stored body as text (see toDetail). */
 export async function createContent(db: Db, auth: Auth, input: ContentCreateInput, bodyAsText = false) {
   const siteId = auth.siteId;
-  const locale = resolveLocale(await getSiteLocales(db, siteId), input.locale);
+  const site = await getSiteLocales(db, siteId);
+  const locale = resolveLocale(site, input.locale);
   const status: ContentStatus = input.status ?? 'draft';
   if (status !== 'draft') mayChangeStatus(auth, auth.userId);
   const scheduledAt = status === 'scheduled' ? futureScheduledAt(input.scheduledAt) : null;
   const rendered = await renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
-  return retryLostSlug(!input.slug, () => insertContent(db, auth, input, { locale, status, scheduledAt, rendered, categoryIds, tagIds }, bodyAsText));
+  return retryLostSlug(!input.slug, () =>
+    insertContent(db, auth, input, { locale, domain: site.domain, status, scheduledAt, rendered, categoryIds, tagIds }, bodyAsText),
+  );
 }
 
 /** createContent's transaction, with what was checked and rendered before it (run again when a generated slug lost a race). */
@@ -443,6 +454,8 @@ async function insertContent(
   input: ContentCreateInput,
   checked: {
     locale: string;
+    /** The site's domain, read with its locales (the body's links are internal or not by it). */
+    domain: string;
     status: ContentStatus;
     scheduledAt: string | null;
     rendered: Awaited<ReturnType<typeof renderBody>>;
@@ -452,7 +465,7 @@ async function insertContent(
   bodyAsText: boolean,
 ) {
   const siteId = auth.siteId;
-  const { locale, status, scheduledAt, rendered, categoryIds, tagIds } = checked;
+  const { locale, domain, status, scheduledAt, rendered, categoryIds, tagIds } = checked;
   return db.transaction().execute(async (tx) => {
     const refs = await checkRefs(tx, siteId, categoryIds, tagIds);
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
@@ -489,9 +502,10 @@ async function insertContent(
     // The row as stored, from what was inserted: reading it back would copy a large body out of
     // SQLite again on the event loop (issue 15); only the author's name is looked up.
     const row: ContentRow = { ...values, id, author_name: await repo.authorName(tx, siteId, auth.userId) };
-    await repo.setCategories(tx, siteId, id, categoryIds);
-    await repo.setTags(tx, siteId, id, tagIds);
-    await setContentMedia(tx, siteId, id, input.featuredImageUrl ?? null, rendered?.body_html ?? '');
+    // The row is new: its links, references and outbound links are inserted, nothing deleted first.
+    await repo.setCategories(tx, siteId, id, categoryIds, true);
+    await repo.setTags(tx, siteId, id, tagIds, true);
+    await setContentMedia(tx, siteId, id, input.featuredImageUrl ?? null, rendered?.body_html ?? '', { domain, fresh: true });
     await recordRevision(tx, siteId, id, auth.userId, 'create', null, snapshotOf(row, { categoryIds, tagIds }));
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });

@@ -45,12 +45,19 @@ const sourceColumn = (s: ReferenceSource) => ('contentId' in s ? (['content_id',
  * keep theirs). Only ids of this site's files are kept: a URL of a file that does not exist
  * references nothing. Site blocks' data is JSON whose image and file fields may hold bare ids.
  */
-export async function setMediaReferences(db: Executor, siteId: string, source: ReferenceSource, fields: Record<string, string | null | undefined>) {
+export async function setMediaReferences(
+  db: Executor,
+  siteId: string,
+  source: ReferenceSource,
+  fields: Record<string, string | null | undefined>,
+  fresh = false,
+) {
   const bareIds = 'siteBlockId' in source;
   const [column, id] = sourceColumn(source);
   const names = Object.keys(fields);
   if (!names.length) return;
-  await db.deleteFrom('media_references').where('site_id', '=', siteId).where(column, '=', id).where('field', 'in', names).execute();
+  // A source inserted in this transaction (`fresh`) has no references yet.
+  if (!fresh) await db.deleteFrom('media_references').where('site_id', '=', siteId).where(column, '=', id).where('field', 'in', names).execute();
   const wanted = names.flatMap((field) => mediaIdsIn(siteId, fields[field], bareIds).map((mediaId) => ({ field, mediaId })));
   if (!wanted.length) return;
   const existing = new Set(

@@ -36,9 +36,19 @@ export function linksIn(text: string | null | undefined, domain: string): Array<
   return [...found].map(([url, internal]) => ({ url, internal }));
 }
 
-/** Replaces the links a content's body (or a site block's data) makes. */
-export async function setOutboundLinks(db: Executor, siteId: string, source: { contentId: number } | { siteBlockId: number }, text: string | null) {
-  const site = await db.selectFrom('sites').select('domain').where('id', '=', siteId).executeTakeFirst();
-  const links = linksIn(text, site?.domain ?? '');
-  await replaceLinks(db, siteId, 'contentId' in source ? { content_id: source.contentId } : { site_block_id: source.siteBlockId }, links);
+/**
+ * Replaces the links a content's body (or a site block's data) makes. `known`: what the caller
+ * already read or knows, to spare a create its statements (issue 37): the site's domain, and
+ * `fresh` for a source inserted in this transaction (it has no links to delete).
+ */
+export async function setOutboundLinks(
+  db: Executor,
+  siteId: string,
+  source: { contentId: number } | { siteBlockId: number },
+  text: string | null,
+  known: { domain?: string; fresh?: boolean } = {},
+) {
+  const domain = known.domain ?? (await db.selectFrom('sites').select('domain').where('id', '=', siteId).executeTakeFirst())?.domain ?? '';
+  const links = linksIn(text, domain);
+  await replaceLinks(db, siteId, 'contentId' in source ? { content_id: source.contentId } : { site_block_id: source.siteBlockId }, links, known.fresh);
 }

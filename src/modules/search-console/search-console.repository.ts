@@ -346,9 +346,11 @@ export async function replaceLinks(
   siteId: string,
   source: { content_id: number } | { site_block_id: number },
   links: Array<{ url: string; internal: boolean }>,
+  fresh = false,
 ) {
   const [column, id] = 'content_id' in source ? (['content_id', source.content_id] as const) : (['site_block_id', source.site_block_id] as const);
-  await db.deleteFrom('content_links_out').where('site_id', '=', siteId).where(column, '=', id).execute();
+  // A source inserted in this transaction has no links yet.
+  if (!fresh) await db.deleteFrom('content_links_out').where('site_id', '=', siteId).where(column, '=', id).execute();
   if (!links.length) return;
   await db
     .insertInto('content_links_out')
