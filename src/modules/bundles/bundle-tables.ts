@@ -309,6 +309,8 @@ export const NOT_BUNDLED: Record<string, string> = {
   analytics_events: 'visitor analytics',
   analytics_daily: 'visitor analytics',
   analytics_monthly: 'visitor analytics',
+  analytics_pair_daily: 'visitor analytics',
+  analytics_pair_monthly: 'visitor analytics',
   analytics_days: 'visitor analytics',
   analytics_salts: 'daily salts of visitor hashes (secrets)',
   bundle_id_map: "the target's own record of earlier imports",
