@@ -28,7 +28,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { connectDatabase } from '../src/db/connect.js';
 import { dialectOf } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -36,6 +35,7 @@ import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
 import { freePort, rssMb, serverNodeFlags, startChild, stopChild, waitForHttp } from './children.js';
 import { measure, preflight } from './measure.js';
+import { adminStatement } from './postgres.js';
 import { BLOG, insertPosts, planBlogStream, type PlannedPost, postTableRows } from './seed-blog.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -55,22 +55,12 @@ function where(posts: number): { databaseUrl: string; contextFile: string; pgAdm
   return { databaseUrl: url.toString(), contextFile, pgAdmin: admin, pgName };
 }
 
-async function pgAdmin(serverUrl: string, statement: string) {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 async function fill(posts: number, bodyChars: number) {
   mkdirSync(DIR, { recursive: true });
   const at = where(posts);
   if (at.pgAdmin) {
-    await pgAdmin(at.pgAdmin, `drop database if exists ${at.pgName} with (force)`);
-    await pgAdmin(at.pgAdmin, `create database ${at.pgName}`);
+    await adminStatement(at.pgAdmin, `drop database if exists ${at.pgName} with (force)`);
+    await adminStatement(at.pgAdmin, `create database ${at.pgName}`);
   } else for (const suffix of ['', '-wal', '-shm']) rmSync(`${at.databaseUrl}${suffix}`, { force: true });
   const database = connectDatabase({ databaseUrl: at.databaseUrl });
   const db = database.db;

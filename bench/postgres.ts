@@ -6,18 +6,21 @@ import pg from 'pg';
  */
 export async function createBenchDatabase(serverUrl: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `cairn_bench_${process.pid}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (statement: string) => adminStatement(serverUrl, statement);
   await admin(`drop database if exists ${name}`);
   await admin(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { name, url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/** One statement on its own connection to `serverUrl` (create or drop a database: no transaction). */
+export async function adminStatement(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
 }

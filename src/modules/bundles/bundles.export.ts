@@ -163,17 +163,21 @@ export async function exportSite(
     const list = createWriteStream(path.join(tmp, 'files.sha256'));
     let fileCount = 0;
     let listBytes = 0;
+    /** One stored file into the archive, and its line into `files.sha256`. */
+    const archiveFile = async (name: string, found: NonNullable<Awaited<ReturnType<typeof deps.storage.read>>>) => {
+      const sum = await tar.add(name, found.bytes, found.stream);
+      const line = `${sum}  ${found.bytes}  ${name}\n`;
+      listBytes += Buffer.byteLength(line);
+      if (!list.write(line)) await once(list, 'drain');
+      fileCount++;
+    };
     for (let afterId: unknown; ; ) {
       const rows = await pageOfRows(deps.db, 'media_files', 'site_id', siteId, ['id'], { afterId, limit: PAGE });
       for (const row of rows) {
         for (const f of filesOf(siteId, row)) {
           const found = await deps.storage.read(f.key);
           if (!found) continue; // a variant not made (yet): the import's target makes it again on demand
-          const sum = await tar.add(f.name, found.bytes, found.stream);
-          const line = `${sum}  ${found.bytes}  ${f.name}\n`;
-          listBytes += Buffer.byteLength(line);
-          if (!list.write(line)) await once(list, 'drain');
-          fileCount++;
+          await archiveFile(f.name, found);
         }
         progress({ group: 'files', done: fileCount });
       }
@@ -188,12 +192,7 @@ export async function exportSite(
         for (const ref of fileRefsOf(row.data)) {
           const found = await deps.storage.read(formFileKey(siteId, Number(row.form_id), ref.fileId));
           if (!found) continue; // a file deleted with its submission's files, or never committed
-          const name = `files/forms/${Number(row.form_id)}/${ref.fileId}`;
-          const sum = await tar.add(name, found.bytes, found.stream);
-          const line = `${sum}  ${found.bytes}  ${name}\n`;
-          listBytes += Buffer.byteLength(line);
-          if (!list.write(line)) await once(list, 'drain');
-          fileCount++;
+          await archiveFile(`files/forms/${Number(row.form_id)}/${ref.fileId}`, found);
         }
       }
       progress({ group: 'files', done: fileCount });
