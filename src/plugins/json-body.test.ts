@@ -130,3 +130,56 @@ describe('jsonTextParser on large bodies (in pieces, decisions HN9)', () => {
     expect((nfc.body as { entries: Array<{ note?: string }> }).entries[3000]!.note).toBe('Café');
   });
 });
+
+describe('scanUntil on a body as it arrives (decisions HN12)', () => {
+  /** Scans `text` given `cuts` as the ends of what has arrived, then whole: the scan's state at the end. */
+  const scanArriving = (text: string, cuts: number[], maxDepth: number, maxKeys: number) => {
+    const scan = startScan();
+    for (const cut of cuts) {
+      scanUntil(scan, text.slice(0, cut), cut, maxDepth, maxKeys, true);
+      if (scan.problem) return scan;
+    }
+    scanUntil(scan, text, text.length, maxDepth, maxKeys);
+    return scan;
+  };
+  const texts = [
+    '{"a":"x\\"{[:,","b":[1,{"c":"\\\\"},[]],"d":{"e":"}"}}',
+    JSON.stringify({ k: Array.from({ length: 40 }, (_, i) => ({ [`q"${i}`]: `v\\${i}` })) }),
+    '[[[[1]]]]',
+    '{"a":1,"b":2,"c":3}',
+    '{"a":[1,2}',
+  ];
+
+  it('finds at every cut what the whole text shows: the same problem, depth and malformed brackets', () => {
+    for (const text of texts) {
+      for (const [maxDepth, maxKeys] of [
+        [64, 1000],
+        [3, 2],
+      ] as const) {
+        const whole = startScan();
+        scanUntil(whole, text, text.length, maxDepth, maxKeys);
+        for (let cut = 1; cut < text.length; cut++) {
+          const arriving = scanArriving(text, [cut], maxDepth, maxKeys);
+          expect({ problem: arriving.problem, malformed: arriving.malformed, depth: arriving.stack.length }, `${text} cut at ${cut}`).toEqual({
+            problem: whole.problem,
+            malformed: whole.malformed,
+            depth: whole.stack.length,
+          });
+        }
+      }
+    }
+  });
+
+  it('stops before a string that has not closed yet and never reads structure inside it', () => {
+    const scan = startScan();
+    const text = '{"a":"{{{{';
+    scanUntil(scan, text, text.length, 2, 1000, true);
+    expect(scan.problem).toBeNull();
+    expect(scan.at).toBe(5);
+    expect(scan.malformed).toBe(false);
+    const more = `${text}{"}`;
+    scanUntil(scan, more, more.length, 2, 1000);
+    expect(scan.problem).toBeNull();
+    expect(scan.malformed).toBe(false);
+  });
+});

@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import { StringDecoder } from 'node:string_decoder';
+import { Transform } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, preParsingHookHandler, RouteOptions } from 'fastify';
 import { AppError, invalid } from '../shared/errors.js';
 import { timeSlicer } from '../shared/time-slice.js';
 import { buildInPieces, jsonShapeProblem, type ShapeProblem, scanUntil, startScan } from './json-scan.js';
@@ -163,7 +165,48 @@ export function registerJsonParser(app: FastifyInstance): void {
   const parser = jsonTextParser(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+  // Only routes that take a body pay the hook (issue 37: no hook runs where it has nothing to do).
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
+    const existing = route.preParsing;
+    route.preParsing = [scanWhileArriving, ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing])] as RouteOptions['preParsing'];
+  });
 }
+
+/**
+ * A large JSON body is scanned as it arrives (decisions HN12): one that nests too deep or holds
+ * an object of too many keys is refused at the chunk that shows it, and the connection closed,
+ * instead of after the whole body was read. A 100,000-key object (1.5 MB) showed its 1,001st key
+ * in its first 16 KB, yet every such request cost reading, joining and decoding 1.5 MB, which two
+ * clients sending it in a loop made every other site's reads wait behind (4x their p99).
+ */
+const scanWhileArriving: preParsingHookHandler = (request, _reply, payload, done) => {
+  const length = Number(request.headers['content-length']);
+  const type = request.headers['content-type'];
+  if (length < SLICED_BODY_CHARS || !type?.startsWith('application/json')) return done(null, payload);
+  const decoder = new StringDecoder('utf8');
+  const scan = startScan();
+  let text = '';
+  let received = 0;
+  const scanning = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      (scanning as Transform & { receivedEncodedLength?: number }).receivedEncodedLength = received;
+      if (!scan.problem) {
+        text += decoder.write(chunk);
+        scanUntil(scan, text, text.length, MAX_JSON_DEPTH, MAX_OBJECT_KEYS, true);
+        if (scan.problem) {
+          text = '';
+          return callback(shapeError(scan.problem));
+        }
+      }
+      callback(null, chunk);
+    },
+  });
+  payload.pipe(scanning);
+  done(null, scanning);
+};
 
 /**
  * Query strings and path parameters hold no NUL either (issue 36 item 8): PostgreSQL text

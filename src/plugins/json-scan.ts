@@ -55,15 +55,20 @@ export function startScan(): JsonScan {
 
 /**
  * Scans `text` from where `scan` stopped up to `end` (or the first problem). Parts are recorded
- * only where a run of members reaches PIECE_CHARS, so a small body costs the bare scan.
+ * only where a run of members reaches PIECE_CHARS, so a small body costs the bare scan. With
+ * `partial`, `text` is what has arrived of a body so far (decisions HN12): the scan stops before
+ * a string that is not closed yet and resumes there when called again with more text.
  */
-export function scanUntil(scan: JsonScan, text: string, end: number, maxDepth: number, maxKeys: number): void {
+export function scanUntil(scan: JsonScan, text: string, end: number, maxDepth: number, maxKeys: number, partial = false): void {
   const stack = scan.stack;
   let i = scan.at;
   for (; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34 /* " */) i = stringEnd(text, i);
-    else if (c === 58 /* : */) {
+    if (c === 34 /* " */) {
+      const close = stringEnd(text, i);
+      if (partial && close >= text.length) break;
+      i = close;
+    } else if (c === 58 /* : */) {
       const top = stack[stack.length - 1];
       if (top && ++top.keys > maxKeys) {
         scan.problem = 'wide';
@@ -116,7 +121,7 @@ export function scanUntil(scan: JsonScan, text: string, end: number, maxDepth: n
     }
   }
   scan.at = Math.max(i, scan.at);
-  if (end >= text.length && !scan.problem && !scan.malformed && stack.length) scan.malformed = true;
+  if (!partial && end >= text.length && !scan.problem && !scan.malformed && stack.length) scan.malformed = true;
 }
 
 /**

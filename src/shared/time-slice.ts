@@ -1,11 +1,11 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { heavyTurn } from '../db/turns.js';
 
 /**
  * Longest piece of a heavy request's work between turns of the event loop: another site's read
  * (1-2 ms alone, p99 about 5-10 ms on this 2-core machine) waits at most this behind each heavy
  * request in flight (decisions HN7; 8 ms before, and two heavy loops made the neighbour's p99 4-8x).
  */
-export const SLICE_MS = 3;
+export const SLICE_MS = 1;
 
 /**
  * A long synchronous loop (an import's row checks) gives the event loop a turn every `sliceMs`
@@ -17,7 +17,7 @@ export function timeSlicer(sliceMs = SLICE_MS): () => Promise<void> | undefined 
   let since = performance.now();
   return () => {
     if (performance.now() - since < sliceMs) return undefined;
-    return nextTurn().then(() => {
+    return heavyTurn().then(() => {
       since = performance.now();
     });
   };

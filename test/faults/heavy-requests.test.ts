@@ -107,6 +107,39 @@ describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
     expect(Object.keys(fits.body.data.metadata)).toHaveLength(1000);
   });
 
+  it('refuses a too-wide body at the chunk that shows it, before the rest arrives, and closes the connection (decisions HN12)', async () => {
+    const api = await ctx.site();
+    const keys = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
+    const whole = Buffer.from(JSON.stringify({ type: 'post', title: 'Wide', metadata: keys }));
+    // The first 80 KB (about 8,000 keys) arrive, the rest never does: before, the server waited for it.
+    const body = new Readable({ read() {} });
+    body.push(whole.subarray(0, 80 * 1024));
+    const answer = ctx.app.inject({
+      method: 'POST',
+      url: '/v1/contents',
+      payload: body,
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'content-length': String(whole.length) },
+    });
+    const waited = new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 3000).unref());
+    const res = await Promise.race([answer, waited]);
+    body.destroy();
+    if (res === 'still waiting') throw new Error('no answer while the body was still arriving');
+    expect(res.statusCode).toBe(422);
+    expect(res.headers.connection).toBe('close');
+    expect(res.json().errors).toEqual({ body: ['must not hold an object with more than 1000 keys'] });
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(0);
+    // A large body within the bounds, sent the same way but whole, is parsed and stored.
+    const fits = JSON.stringify({ type: 'post', title: 'Long', metadata: { notes: 'x'.repeat(100_000) } });
+    const stored = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/contents',
+      payload: Readable.from([Buffer.from(fits).subarray(0, 70_000), Buffer.from(fits).subarray(70_000)]),
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(fits)) },
+    });
+    expect(stored.statusCode).toBe(201);
+    expect(stored.json().data.metadata.notes).toHaveLength(100_000);
+  });
+
   /**
    * The turns the event loop takes while `work` runs, with the clock made to advance 0.25 ms a
    * reading (so the machine's load cannot decide the count): each slice of heavy work
