@@ -12,6 +12,7 @@ import { connectDatabase, waitUntilReachable, type Database } from './db/connect
 import { migrateToLatest } from './db/migrate.js';
 import { answerClientError, notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
 import { registerJsonParser, registerUrlTextCheck } from './plugins/json-body.js';
+import { noteArrival } from './db/turns.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { limitConnectionsPerAddress } from './plugins/connections.js';
@@ -238,6 +239,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // `X-Site-Key` or a JSON body. The preflight answers every origin; whether the page may read
   // the answer is decided per request by the site's own origins (plugins/auth.ts siteKeyHook).
   app.addHook('onRequest', function corsPreflight(request, reply, done) {
+    noteArrival();
     if (request.method !== 'OPTIONS' || !request.url.startsWith('/v1/public/') || !request.headers.origin) return done();
     reply
       .code(204)

@@ -182,9 +182,11 @@ export function registerJsonParser(app: FastifyInstance): void {
  * clients sending it in a loop made every other site's reads wait behind (4x their p99).
  */
 const scanWhileArriving: preParsingHookHandler = (request, _reply, payload, done) => {
+  // Only bodies of a known length within the limit: one over it is answered 413 unread and then
+  // drained (errors.ts), which a stream in between would hold back; a chunked body is parsed as before.
   const length = Number(request.headers['content-length']);
   const type = request.headers['content-type'];
-  if (length < SLICED_BODY_CHARS || !type?.startsWith('application/json')) return done(null, payload);
+  if (!(length >= SLICED_BODY_CHARS && length <= request.routeOptions.bodyLimit) || !type?.startsWith('application/json')) return done(null, payload);
   const decoder = new StringDecoder('utf8');
   const scan = startScan();
   let text = '';
