@@ -3,7 +3,6 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
-import { heavyTurn } from './turns.js';
 
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -232,7 +231,7 @@ export class SqliteDriver implements Driver {
  * 20 ms each) ran as one 60-100 ms block that every other site's requests waited behind. Yielding
  * only after slow statements costs the usual small ones nothing.
  */
-export const YIELD_AFTER_MS = 1;
+export const YIELD_AFTER_MS = 2;
 
 /**
  * Statement time since the event loop last turned (decisions HN7): many statements of 0.5-1.5 ms
@@ -253,7 +252,9 @@ function yieldAfterSlow(tookMs: number): Promise<void> | undefined {
     setImmediate(endTurn);
   }
   turnMs += tookMs;
-  return turnMs > YIELD_AFTER_MS ? heavyTurn() : undefined;
+  // A plain turn, not the heavy-work lane (turns.ts): any request's statements pass this bound in a
+  // busy turn, and a light read must not wait behind the heavy pieces queued there.
+  return turnMs > YIELD_AFTER_MS ? new Promise((resolve) => setImmediate(resolve)) : undefined;
 }
 
 /** What Kysely holds as "a connection": routes each statement to the reader or the writer. */
