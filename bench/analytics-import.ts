@@ -3,7 +3,8 @@
  * into a fresh SQLite file through `POST /v1/analytics/import` of the built server (`npm run
  * build` first), 10,000 a request, one request at a time, then rebuilds every day's rollups, and
  * prints the time, events a second and the database size per event: the data part 2's reports
- * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed).
+ * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed);
+ * ANALYTICS_IMPORT_DATABASE_URL imports into that (empty) PostgreSQL database instead, and keeps it.
  *
  * The events: a year of days ending yesterday, ~27,000 a day for 10M; visitors of a few sessions
  * each, 3-8 events a session (pageviews, engagement, clicks, goals), 500 paths, 40 referrers, 30
@@ -86,13 +87,26 @@ function* events(total: number): Generator<Record<string, unknown>> {
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-analytics-import-'));
-  const databaseUrl = path.join(dir, 'cairn.db');
+  // ANALYTICS_IMPORT_DATABASE_URL: a PostgreSQL database (empty, kept afterwards) instead of a new SQLite file.
+  const onPostgres = process.env.ANALYTICS_IMPORT_DATABASE_URL;
+  const databaseUrl = onPostgres ?? path.join(dir, 'cairn.db');
+  /** The database's size in bytes: the file and its WAL, or PostgreSQL's pg_database_size. */
+  const sizeOf = async () => {
+    if (!onPostgres) return ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
+    const sizing = connectDatabase({ databaseUrl });
+    try {
+      const { rows } = await sql<{ bytes: string }>`select pg_database_size(current_database()) as bytes`.execute(sizing.db);
+      return Number(rows[0]!.bytes);
+    } finally {
+      await sizing.close();
+    }
+  };
   const seeding = connectDatabase({ databaseUrl });
   await migrateToLatest(seeding);
   const site = await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
   const { token } = await createToken(seeding.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
   await seeding.close();
-  const emptyBytes = statSync(databaseUrl).size;
+  const emptyBytes = await sizeOf();
 
   const port = await freePort();
   const server = startChild(
@@ -142,9 +156,9 @@ async function main() {
     for (let n = 1; n > 0; days += n) n = await rebuildDirtyDays(store, Date.now() + DAY_MS, 0);
     const rebuildSec = (performance.now() - rebuildStart) / 1000;
     // The WAL's pages go into the file first, so the size is the data's, not a log's.
-    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    if (!onPostgres) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
     await database.close();
-    const bytes = ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0) - emptyBytes;
+    const bytes = (await sizeOf()) - emptyBytes;
     log('');
     log('| events imported | import time | events/s | rollup rebuild (days) | database growth | bytes per event |');
     log('| ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -153,8 +167,8 @@ async function main() {
     );
   } finally {
     if (server.proc.exitCode === null) await stopChild(server);
-    if (process.env.ANALYTICS_IMPORT_KEEP === '1') log(`database: ${databaseUrl}`);
-    else rmSync(dir, { recursive: true, force: true });
+    if (process.env.ANALYTICS_IMPORT_KEEP === '1' || onPostgres) log(`database: ${databaseUrl}`);
+    if (process.env.ANALYTICS_IMPORT_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
   }
 }
 
