@@ -72,9 +72,22 @@ export interface PreparedQuery<A extends Args, R> {
   compile(db: Executor, args: A): CompiledQuery;
 }
 
+const OFF_LOOP = Symbol('may run off the event loop');
+
+/** Whether a compiled statement was prepared with `offLoop` (the SQLite driver runs it on its reader thread). */
+export function offLoop(query: CompiledQuery): boolean {
+  return (query as { [OFF_LOOP]?: true })[OFF_LOOP] === true;
+}
+
+/**
+ * `structural`: arguments that change the SQL (a list's length is always structural).
+ * `offLoop`: a read that may take milliseconds no slicing can cut (a full-text match over long
+ * posts): outside a transaction, SQLite runs it on a thread of its own and the event loop only
+ * waits for its rows (decisions HN13). PostgreSQL runs every statement in its own process anyway.
+ */
 export function prepared<A extends Args, R>(
   build: (db: Kysely<DB>, p: A) => Compilable<R> | RawBuilder<R>,
-  options: { structural?: ReadonlyArray<keyof A & string> } = {},
+  options: { structural?: ReadonlyArray<keyof A & string>; offLoop?: boolean } = {},
 ): PreparedQuery<A, R> {
   const structural = new Set<string>(options.structural ?? []);
   // Per adapter (one per dialect instance; transactions share their database's), per shape.
@@ -122,7 +135,9 @@ export function prepared<A extends Args, R>(
       const value = args[slot.key];
       return slot.index === undefined ? value : (value as unknown[])[slot.index];
     });
-    return { sql: plan.sql, query: plan.query, parameters, queryId: { queryId: plan.sql } } as CompiledQuery;
+    const compiled = { sql: plan.sql, query: plan.query, parameters, queryId: { queryId: plan.sql } } as CompiledQuery;
+    if (options.offLoop) (compiled as { [OFF_LOOP]?: true })[OFF_LOOP] = true;
+    return compiled;
   }
 
   return {

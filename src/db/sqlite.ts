@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
+import { offLoop } from './prepared.js';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
+import { SqliteReaderThread } from './sqlite-reader-thread.js';
 
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -27,12 +29,15 @@ class SqliteHandle {
 
   run(query: CompiledQuery): QueryResult<unknown> {
     const stmt = this.statement(query.sql);
-    const params = query.parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p));
+    const params = bindable(query.parameters);
     if (stmt.reader) return { rows: stmt.all(...params) };
     const { changes, lastInsertRowid } = stmt.run(...params);
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 }
+
+/** Parameters as better-sqlite3 binds them. */
+const bindable = (parameters: readonly unknown[]) => parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p));
 
 /** SQLite's own answer when the lock cannot be had in time: the errors plugin makes it a 503. */
 function busyError(): Error {
@@ -111,6 +116,8 @@ export class SqliteDriver implements Driver {
     private reader: SqliteHandle | null,
     private readonly busyTimeoutMs: number,
     private readonly checkpointer: Checkpointer | null = null,
+    /** On a file: where statements marked to run off the event loop go (prepared.ts `offLoop`, decisions HN13). */
+    readonly readerThread: SqliteReaderThread | null = null,
   ) {}
 
   async init(): Promise<void> {}
@@ -134,6 +141,7 @@ export class SqliteDriver implements Driver {
           this.reader = openReader(raw.name);
           old.raw.close();
         }
+        this.readerThread?.renew();
         return true;
       }),
     );
@@ -219,6 +227,7 @@ export class SqliteDriver implements Driver {
   }
   async destroy(): Promise<void> {
     await this.checkpointer?.stop();
+    await this.readerThread?.close();
     this.reader?.raw.close();
     this.writer.raw.close();
   }
@@ -277,6 +286,7 @@ class RoutedConnection implements DatabaseConnection {
     };
     let result: QueryResult<unknown>;
     if (this.release) result = run(driver.writer);
+    else if (driver.readerThread && offLoop(query)) return { rows: (await driver.readerThread.all(query.sql, bindable(query.parameters))) as R[] };
     else {
       const reader = driver.readerFor(query.sql);
       // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.
@@ -391,6 +401,6 @@ export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpoin
       if (raw.open) raw.pragma('wal_autocheckpoint = 1000');
     });
   }
-  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs, checkpointer);
+  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs, checkpointer, file === ':memory:' ? null : new SqliteReaderThread(file));
   return { dialect: new CairnSqliteDialect(driver), driver };
 }

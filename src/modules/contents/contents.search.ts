@@ -280,10 +280,11 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
         matchedRows(db, filter, p, false, true)
           .select(['contents.id as id', 'contents.title', 'contents.slug', sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
           .limit(p.s_limit!) as Compilable<Candidate>,
-      { structural },
+      { structural, offLoop: true },
     ),
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
       structural,
+      offLoop: true,
     }),
     // One tier's page in two steps, in one statement. `ranked`: the tier's filtered matches with
     // their score, no dates (a second row lookup per match: thousands for a common word).
@@ -309,7 +310,7 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
           .orderBy('r.id', 'desc')
           .limit(p.s_limit!)
           .offset(p.s_offset!),
-      { structural },
+      { structural, offLoop: true },
     ),
   };
   sqliteStatements.set(filter.apply, statements);
@@ -543,12 +544,15 @@ const highlightsQuery = prepared(
     select rowid as id, title, substr(body_text, 1, ${p.head}) as body_head, length(body_text) <= ${p.head} as whole
     from contents_fts
     where rowid in (select value from json_each(${p.ids}))`,
+  { offLoop: true },
 );
 /** Characters of each body read for its excerpt; most excerpts are settled in the first few hundred words. */
 export const EXCERPT_HEAD = 4096;
 /** Bodies read per statement for the excerpts. */
 const EXCERPT_ROWS = 5;
-const fullBodyQuery = prepared((_db, p: { id: number }) => sql<{ body_text: string | null }>`select body_text from contents_fts where rowid = ${p.id}`);
+const fullBodyQuery = prepared((_db, p: { id: number }) => sql<{ body_text: string | null }>`select body_text from contents_fts where rowid = ${p.id}`, {
+  offLoop: true,
+});
 
 // ------------------------------------------------------------------------------------------------
 // PostgreSQL

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectDatabase } from './connect.js';
+import { prepared } from './prepared.js';
+
+/** The longest the event loop went without a turn while `work` ran (a 1 ms timer's largest gap). */
+async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(longest, performance.now() - last);
+}
+
+describe('reads marked offLoop run on the reader thread (decisions HN13)', () => {
+  const file = path.join(os.tmpdir(), `cairn-reader-thread-${randomUUID()}.db`);
+  const database = connectDatabase({ databaseUrl: file });
+  afterAll(async () => {
+    await database.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  });
+  // About 100-300 ms of SQLite work in one statement: nothing can slice it.
+  const slowCount = (offLoop: boolean) =>
+    prepared(
+      (_db, p: { n: number }) =>
+        sql<{ n: number }>`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${p.n}) select count(*) as n from r`,
+      { offLoop },
+    );
+
+  it('answers the same rows while the event loop keeps turning; unmarked, the statement holds the loop', async () => {
+    const inline = slowCount(false);
+    const threaded = slowCount(true);
+    let inlineRows: unknown;
+    let threadedRows: unknown;
+    await threaded.execute(database.db, { n: 10 }); // the thread starts
+    const held = await longestStall(async () => {
+      inlineRows = await inline.execute(database.db, { n: 2_000_000 });
+    });
+    const free = await longestStall(async () => {
+      threadedRows = await threaded.execute(database.db, { n: 2_000_000 });
+    });
+    expect(threadedRows).toEqual([{ n: 2_000_000 }]);
+    expect(threadedRows).toEqual(inlineRows);
+    expect(held).toBeGreaterThan(50);
+    expect(free).toBeLessThan(held / 3);
+  });
+
+  it('sees every commit of the writer, and reports a failing statement as an error', async () => {
+    await sql`create table notes (id integer primary key, body text not null)`.execute(database.db);
+    const count = prepared((_db, _p: Record<string, never>) => sql<{ n: number }>`select count(*) as n from notes`, { offLoop: true });
+    expect(await count.executeTakeFirst(database.db, {})).toEqual({ n: 0 });
+    await sql`insert into notes (body) values ('one'), ('two')`.execute(database.db);
+    expect(await count.executeTakeFirst(database.db, {})).toEqual({ n: 2 });
+    const broken = prepared((_db, _p: Record<string, never>) => sql`select * from no_such_table`, { offLoop: true });
+    await expect(broken.execute(database.db, {})).rejects.toThrow(/no such table/);
+    // The thread is still there for the next read.
+    await sql`insert into notes (body) values ('three')`.execute(database.db);
+    expect(await count.executeTakeFirst(database.db, {})).toEqual({ n: 3 });
+  });
+});
