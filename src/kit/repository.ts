@@ -5,6 +5,9 @@ import type { DB, Executor } from '../db/types.js';
 import { applyCommonFilters, CommonFilters, type CommonFilterValues, UuidFilters } from '../shared/list-filters.js';
 import { type ListQuery, listQuerySchema, paginate } from '../shared/pagination.js';
 
+/** Values looked up per statement by `takenValues`. */
+const TAKEN_CHUNK = 100;
+
 type Row = Record<string, unknown>;
 /** A record's address within its site: `{ id }`, or `{ locale, slug }` for slug-addressed resources. */
 export type RecordKey = Record<string, string | number>;
@@ -92,15 +95,19 @@ export function tableRepository(table: keyof DB & string) {
       return Number(res.numDeletedRows) > 0;
     },
 
-    /** Which of these values of `column` the site's rows already hold (in chunks of 500: one indexed query each). */
+    /**
+     * Which of these values of `column` the site's rows already hold, in chunks of 100: one
+     * indexed query each, short enough (about 0.3 ms, 3-14 ms for 500 on a busy machine) that
+     * other sites' requests get their turn between them (decisions HN11).
+     */
     async takenValues(db: Executor, siteId: string, column: string, values: readonly string[]): Promise<Set<string>> {
       const out = new Set<string>();
-      for (let i = 0; i < values.length; i += 500) {
+      for (let i = 0; i < values.length; i += TAKEN_CHUNK) {
         const rows = await kdb(db)
           .selectFrom(table)
           .select(column)
           .where('site_id', '=', siteId)
-          .where(column, 'in', values.slice(i, i + 500))
+          .where(column, 'in', values.slice(i, i + TAKEN_CHUNK))
           .execute();
         for (const r of rows) out.add(String(r[column]));
       }

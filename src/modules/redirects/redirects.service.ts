@@ -242,9 +242,10 @@ export async function importRedirects(
       taken.add(hash);
       rows.push({ ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash, created_at: at, updated_at: at });
     }
-    for (let i = 0; i < rows.length; i += 200) {
+    // 100 rules a statement: about 1 ms each, 2-7 ms at 200 on a busy machine (decisions HN11).
+    for (let i = 0; i < rows.length; i += 100) {
       await slice();
-      await repo.insertMany(trx, rows.slice(i, i + 200) as never);
+      await repo.insertMany(trx, rows.slice(i, i + 100) as never);
     }
     result.imported = rows.length;
   });
