@@ -1,6 +1,6 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
-import { heavyTurn as nextTurn } from '../../db/turns.js';
 import type { Executor } from '../../db/types.js';
 
 /**

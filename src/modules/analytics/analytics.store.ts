@@ -1,6 +1,6 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Generated, type Insertable, type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
-import { timeSlicer } from '../../shared/time-slice.js';
 import type { Db, Executor } from '../../db/types.js';
 import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
@@ -200,6 +200,13 @@ interface SessionDelta {
 }
 
 const EVENT_CHUNK = 100;
+/**
+ * Events handled between two turns of the event loop inside a write: SQLite runs each statement
+ * synchronously and cached lookups resolve at once, so without a turn a 2,000-event flush would
+ * hold every other request for its whole length (reads go on through the reader connection).
+ */
+const EVENTS_PER_TURN = 100;
+
 export class SqlAnalyticsStore implements AnalyticsStore {
   /** Dictionary ids by `site|dim|value`, both ways only as far as writes need. */
   private readonly values = new Lru<string, number>(200_000);
@@ -236,12 +243,10 @@ export class SqlAnalyticsStore implements AnalyticsStore {
       const deltas = new Map<number, SessionDelta>();
       const rows: Insertable<EventsTable>[] = [];
       const dirty = new Map<string, { siteId: string; day: number }>();
-      // SQLite runs each statement synchronously and cached lookups resolve at once: without turns
-      // a 2,000-event flush would hold every other request for its whole length (decisions HN11).
-      const slice = timeSlicer();
+      let handled = 0;
       for (const item of items) {
         for (const event of item.events) {
-          await slice();
+          if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
           const session = await this.sessionFor(trx, item, event, opened, valueId);
           const path = await valueId(item.siteId, 'path', event.path);
           let delta = deltas.get(session.id);
@@ -294,7 +299,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
           .execute();
       const greatest = dialectOf(trx).greatest;
       for (const d of deltas.values()) {
-        await slice();
+        if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
         await trx
           .updateTable('analytics_sessions')
           .set({
