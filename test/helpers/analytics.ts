@@ -100,3 +100,15 @@ export async function rebuildQuietDays(app: TestApp, now?: number): Promise<numb
   while (Date.now() === last) await new Promise((resolve) => setTimeout(resolve, 1));
   return rebuildDirtyDays(analyticsOf(app.database.db).store, now ?? Date.now(), 0);
 }
+
+/** A vital's answer without samples (decisions AR4). */
+export const zeroVital = (metric: string) => ({
+  metric,
+  unit: metric === 'CLS' ? 'score' : 'ms',
+  p75: null,
+  rating: null,
+  samples: 0,
+  good: 0,
+  needsImprovement: 0,
+  poor: 0,
+});

@@ -38,8 +38,8 @@ export interface RowScope {
   pair?: readonly [RawBuilder<unknown>, RawBuilder<unknown> | null];
 }
 
-/** The event dims a pair rollup holds (the engagement report's and the weekday-hour heatmap's). */
-export const PAIRED_EVENT_DIMS: readonly EventDim[] = ['weekday_hour', 'outbound', 'download', 'rage', 'dead'];
+/** The event dims a pair rollup holds: the engagement report's, the weekday-hour heatmap's (AR6), scroll depth's and the vitals' (AR8). */
+export const PAIRED_EVENT_DIMS: readonly EventDim[] = ['weekday_hour', 'outbound', 'download', 'rage', 'dead', 'scroll', 'cwv'];
 const pairSelect = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]} as f1, ${scope.pair[1] ?? sql`0`} as f2, ` : sql``);
 // A constant is no GROUP BY term (SQLite reads an integer there as a column's position).
 const pairGroup = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]}, ${scope.pair[1] ? sql`${scope.pair[1]}, ` : sql``}` : sql``);
@@ -112,13 +112,14 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
       // A pageview's depth is the deepest engagement of the same pageview id (imports without one: of its path in the session).
       // Joined from one grouped read of the engagements, not a subquery per pageview: that one scanned the whole session
       // for every pageview, quadratic in a long session (a flooded collector's one visitor: minutes for 100,000 events).
-      return sql`select ${row(sql`p.day`, sql.lit(dim), sql`p.path`, sql`p.depth / 10`, {
+      // Pair rows carry the filter values through the pageviews' select as `f1`, `f2`.
+      return sql`select ${scope.pair ? sql`p.f1, p.f2, ` : sql``}${row(sql`p.day`, sql.lit(dim), sql`p.path`, sql`p.depth / 10`, {
         visitors: sql`count(distinct p.visitor)`,
         visits: sql`count(distinct p.session_id)`,
         pageviews: sql`count(*)`,
         duration_ms: sql`sum(p.depth)`,
       })}
-        from (select s.day, s.visitor, e.session_id, coalesce(e.path, 0) as path, coalesce(g.depth, 0) as depth
+        from (select ${pairSelect(scope)}s.day, s.visitor, e.session_id, coalesce(e.path, 0) as path, coalesce(g.depth, 0) as depth
           ${eventsOf(
             scope,
             sql`left join (select e.session_id, coalesce(e.pv, 0) as pv, coalesce(e.path, 0) as path, max(e.y) as depth
@@ -126,10 +127,10 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
               group by e.session_id, coalesce(e.pv, 0), coalesce(e.path, 0)) g
             on g.session_id = e.session_id and g.pv = coalesce(e.pv, 0) and g.path = coalesce(e.path, 0)`,
           )} and e.type = ${sql.lit(TYPE_CODE.pageview)}) p
-        group by p.day, p.path, p.depth / 10`;
+        group by ${scope.pair ? sql`p.f1, p.f2, ` : sql``}p.day, p.path, p.depth / 10`;
     case 'cwv':
       // Values on the grid: half a step up rounds half away from zero on both databases (vitals are never negative).
-      return sql`select ${row(
+      return sql`select ${pairSelect(scope)}${row(
         sql`s.day`,
         sql`'cwv_' || m.value`,
         sql`cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer)`,
@@ -137,7 +138,7 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
         { events: sql`count(*)` },
       )}
         ${eventsOf(scope, sql`join analytics_values m on m.id = e.target`)} and e.type = ${sql.lit(TYPE_CODE.cwv)} and e.value is not null
-        group by s.day, m.value, cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer), s.device`;
+        group by ${pairGroup(scope)}s.day, m.value, cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer), s.device`;
   }
 }
 
