@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { rebuildQuietDays, zeroVital } from '../../../test/helpers/analytics.js';
+import { importAll, rebuildAllDays, zeroVital } from '../../../test/helpers/analytics.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import * as m0046 from '../../db/migrations/0046_analytics_pair_scroll_cwv.js';
@@ -104,16 +104,6 @@ async function answers(api: SiteClient) {
   return out;
 }
 
-async function importEvents(api: SiteClient, events: object[]) {
-  const res = await api.post('/v1/analytics/import', { events });
-  expect(res.status).toBe(201);
-  expect(res.body).toMatchObject({ imported: events.length, errorCount: 0 });
-}
-
-async function rebuildAll() {
-  while ((await rebuildQuietDays(ctx.app, Date.now() + DAY_MS)) > 0);
-}
-
 /** The site's scroll and vitals pair rows, daily and monthly, in key order. */
 async function pairRows(siteId: string) {
   const of = (table: string, period: string) =>
@@ -131,10 +121,10 @@ describe('scroll depth and vitals in the pair rollups (decisions AR8)', () => {
   }, async () => {
     const db = ctx.app.database.db;
     const api = await ctx.site();
-    await importEvents(api, EVENTS);
+    await importAll(api, EVENTS);
     expect(await answers(api)).toEqual(expected(false));
 
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     // The rebuild wrote the pairs' scroll rows: under country+device, the pageviews of S1, S2 and S4 in the month and S5's two on LAST.
     const { rows } = await sql<{ period: string; pageviews: unknown }>`
       select 'month' as period, sum(pageviews) as pageviews from analytics_pair_monthly
@@ -147,9 +137,9 @@ describe('scroll depth and vitals in the pair rollups (decisions AR8)', () => {
     ]);
     expect(await answers(api)).toEqual(expected(false));
 
-    await importEvents(api, LATE);
+    await importAll(api, LATE);
     expect(await answers(api)).toEqual(expected(true));
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     expect(await answers(api)).toEqual(expected(true));
 
     // Migration 0046 on days rebuilt without these rows (as before it): the same rows, the same answers.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
+import { importAll, rebuildAllDays } from '../../../test/helpers/analytics.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { localMidnight } from './analytics.query.js';
@@ -154,17 +154,6 @@ async function answers(api: SiteClient): Promise<Record<string, unknown>> {
 
 const pick = (r: Record<string, number>) => ({ visitors: r.visitors, visits: r.visits, events: r.events, engaged_ms: r.engaged_ms });
 
-async function importEvents(api: SiteClient, events: object[]) {
-  const res = await api.post('/v1/analytics/import', { events });
-  expect(res.status).toBe(201);
-  expect(res.body).toMatchObject({ imported: events.length, errorCount: 0 });
-}
-
-/** Rebuilds every dirty day (the helper does 20 a call, as a worker tick). */
-async function rebuildAll() {
-  while ((await rebuildQuietDays(ctx.app, Date.now() + DAY_MS)) > 0);
-}
-
 async function berlinSite(): Promise<SiteClient> {
   const api = await ctx.site();
   expect((await api.put('/v1/site/settings', { timezone: TZ })).status).toBe(200);
@@ -177,7 +166,7 @@ describe('pair rollups (decisions AR6)', () => {
   }, async () => {
     const db = ctx.app.database.db;
     const api = await berlinSite();
-    await importEvents(api, EVENTS);
+    await importAll(api, EVENTS);
     const DE = { dim: 'country' as const, op: 'is' as const, values: ['DE'] };
     const spec = { siteId: api.siteId, fromDay: FIRST, toDay: LAST, filters: [DE], group: ['browser' as const], bucket: 'none' as const, sampleThreshold: 1e9 };
     // Every day dirty: even a pair filter scans (a rollup read would read them all live).
@@ -185,7 +174,7 @@ describe('pair rollups (decisions AR6)', () => {
     const raw = await answers(api);
     expect(JSON.stringify(raw)).toContain('"visitors":');
 
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     const pairRows = await db
       .selectFrom('analytics_pair_daily')
       .select((eb) => eb.fn.countAll().as('n'))
@@ -198,14 +187,14 @@ describe('pair rollups (decisions AR6)', () => {
     expect(await answers(api)).toEqual(raw);
 
     // A late event on a finished day: that day is read live, the others from the pair rollups; a twin site never rebuilt is the raw path.
-    await importEvents(api, [LATE]);
+    await importAll(api, [LATE]);
     const twin = await berlinSite();
-    await importEvents(twin, [...EVENTS, LATE]);
+    await importAll(twin, [...EVENTS, LATE]);
     expect(await readRollupSums(db, spec)).not.toBeNull();
     const late = await answers(twin);
     expect(late).not.toEqual(raw);
     expect(await answers(api)).toEqual(late);
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     expect(await answers(api)).toEqual(late);
     // Months are kept by adding and taking away days: still exactly the sums of their days.
     const monthly = await sql<
@@ -238,8 +227,8 @@ describe('pair rollups (decisions AR6)', () => {
   }, async () => {
     const db = ctx.app.database.db;
     const api = await berlinSite();
-    await importEvents(api, EVENTS);
-    await rebuildAll();
+    await importAll(api, EVENTS);
+    await rebuildAllDays(ctx.app);
     const before = (await api.get(`/v1/analytics/devices?${RANGE}&country=DE`)).body.data.browsers;
     expect(before.length).toBeGreaterThan(0);
     await db
