@@ -7,20 +7,22 @@ import * as m0046 from '../../db/migrations/0046_analytics_pair_scroll_cwv.js';
 import { dateOfDay, monthOf } from './analytics.time.js';
 
 /**
- * Scroll depth and Core Web Vitals in the pair rollups (decisions AR8): filtered by `country` and
- * by `country` + `device`, both reports answer the hand-computed numbers below while every day is
+ * Scroll depth, Core Web Vitals and forms in the pair rollups (decisions AR8): filtered by `country`
+ * and by `country` + `device`, the three reports answer the hand-computed numbers below while every day is
  * dirty (a live scan), after the rebuild (monthly pair rows for the whole month, daily ones for the
  * days around it), after a late visit lands on a finished day (that day live) and after its
  * rebuild, and after migration 0046 wrote the rows of days rebuilt without them.
  *
  * Sessions (imports without pageview ids: a pageview's depth is the deepest engagement of its
  * path in the session), all at noon UTC:
- * - S1 DE mobile, day M+3: /a, engagements on /a at 45 and 80 → 80; LCP 2000, CLS 0.3.
- * - S2 DE desktop, day M+10: /a, engagement 25 → 25; LCP 3000.
- * - S3 DE mobile, day FIRST (before the month): /a without engagement → 0, /b; LCP 4500.
+ * - S1 DE mobile, day M+3: /a, engagements on /a at 45 and 80 → 80; LCP 2000, CLS 0.3; form
+ *   `contact` started at minute 5, submitted at minute 6 (60 s).
+ * - S2 DE desktop, day M+10: /a, engagement 25 → 25; LCP 3000; `contact` started only.
+ * - S3 DE mobile, day FIRST (before the month): /a without engagement → 0, /b; LCP 4500;
+ *   `newsletter` submitted without a start (a start, no completion time).
  * - S4 FR mobile, day M+3: /a, engagement 100 → 100; LCP 1000.
  * - S5 DE mobile, day LAST (after the month): /a twice, engagement 55 → both 55.
- * - late S6 DE mobile, day M+12: /a, engagement 95 → 95; LCP 2600.
+ * - late S6 DE mobile, day M+12: /a, engagement 95 → 95; LCP 2600; `contact` started and submitted 60 s later.
  */
 const ctx = useTestApp();
 const DAY_MS = 86_400_000;
@@ -40,16 +42,30 @@ function visit(id: string, day: number, facts: Record<string, string>, steps: Ar
 const pv = (path: string) => ({ type: 'pageview', path });
 const scrolled = (path: string, scrollDepth: number) => ({ type: 'engagement', path, engagedMs: 5000, scrollDepth });
 const vital = (metric: string, value: number) => ({ type: 'cwv', path: '/a', metric, value });
+const form = (type: 'form_start' | 'form_submit', name: string) => ({ type, path: '/a', form: name });
 const DE_MOBILE = { country: 'DE', device: 'mobile', browser: 'Safari', os: 'iOS' };
 
 const EVENTS = [
-  ...visit('s1', M + 3, DE_MOBILE, [pv('/a'), scrolled('/a', 45), vital('LCP', 2000), vital('CLS', 0.3), scrolled('/a', 80)]),
-  ...visit('s2', M + 10, { country: 'DE', device: 'desktop', browser: 'Firefox', os: 'Linux' }, [pv('/a'), scrolled('/a', 25), vital('LCP', 3000)]),
-  ...visit('s3', FIRST, DE_MOBILE, [pv('/a'), vital('LCP', 4500), pv('/b'), scrolled('/b', 70)]),
+  ...visit('s1', M + 3, DE_MOBILE, [
+    pv('/a'),
+    scrolled('/a', 45),
+    vital('LCP', 2000),
+    vital('CLS', 0.3),
+    scrolled('/a', 80),
+    form('form_start', 'contact'),
+    form('form_submit', 'contact'),
+  ]),
+  ...visit('s2', M + 10, { country: 'DE', device: 'desktop', browser: 'Firefox', os: 'Linux' }, [
+    pv('/a'),
+    scrolled('/a', 25),
+    vital('LCP', 3000),
+    form('form_start', 'contact'),
+  ]),
+  ...visit('s3', FIRST, DE_MOBILE, [pv('/a'), vital('LCP', 4500), pv('/b'), scrolled('/b', 70), form('form_submit', 'newsletter')]),
   ...visit('s4', M + 3, { country: 'FR', device: 'mobile', browser: 'Chrome', os: 'Android' }, [pv('/a'), scrolled('/a', 100), vital('LCP', 1000)]),
   ...visit('s5', LAST, DE_MOBILE, [pv('/a'), pv('/a'), scrolled('/a', 55)]),
 ];
-const LATE = visit('s6', M + 12, DE_MOBILE, [pv('/a'), scrolled('/a', 95), vital('LCP', 2600)]);
+const LATE = visit('s6', M + 12, DE_MOBILE, [pv('/a'), scrolled('/a', 95), vital('LCP', 2600), form('form_start', 'contact'), form('form_submit', 'contact')]);
 
 const vitals = (lcp: object, cls: object) => [
   { metric: 'LCP', unit: 'ms', ...lcp },
@@ -61,6 +77,16 @@ const vitals = (lcp: object, cls: object) => [
 ];
 const depths = (...percentages: number[]) => percentages.map((percentage, i) => ({ depth: (i + 1) * 10, percentage }));
 const CLS_S1 = { p75: 0.3, rating: 'poor', samples: 1, good: 0, needsImprovement: 0, poor: 100 };
+
+const formRow = (form: string, starts: number, submissions: number, abandonmentRate: number, avgCompletionSeconds: number | null) => ({
+  form,
+  formId: null,
+  name: null,
+  starts,
+  submissions,
+  abandonmentRate,
+  avgCompletionSeconds,
+});
 
 /** The hand-computed answers; `late` with S6. */
 function expected(late: boolean) {
@@ -88,6 +114,10 @@ function expected(late: boolean) {
         : { p75: 4500, rating: 'poor', samples: 2, good: 50, needsImprovement: 0, poor: 50 },
       CLS_S1,
     ),
+    // DE: contact started by S1, S2 (+ S6), submitted by S1 (+ S6) 60 s after; newsletter submitted by S3.
+    'forms country=DE': [late ? formRow('contact', 3, 2, 33.3, 60) : formRow('contact', 2, 1, 50, 60), formRow('newsletter', 1, 1, 0, null)],
+    'forms country=DE&device=mobile': [late ? formRow('contact', 2, 2, 0, 60) : formRow('contact', 1, 1, 0, 60), formRow('newsletter', 1, 1, 0, null)],
+    'forms country=FR': [],
     'cwv country=FR&device=mobile': vitals({ p75: 1000, rating: 'good', samples: 1, good: 100, needsImprovement: 0, poor: 0 }, zeroVital('CLS')),
   };
 }
@@ -96,7 +126,8 @@ async function answers(api: SiteClient) {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(expected(false))) {
     const [report, filters] = key.split(' ') as [string, string];
-    const url = report === 'scroll' ? `/v1/analytics/heatmap/scroll?${RANGE}&path=/a&${filters}` : `/v1/analytics/cwv?${RANGE}&${filters}`;
+    const path = { scroll: 'heatmap/scroll?path=/a&', cwv: 'cwv?', forms: 'forms-analytics?' }[report];
+    const url = `/v1/analytics/${path}${RANGE}&${filters}`;
     const res = await api.get(url);
     expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
     out[key] = res.body.data;
@@ -104,18 +135,18 @@ async function answers(api: SiteClient) {
   return out;
 }
 
-/** The site's scroll and vitals pair rows, daily and monthly, in key order. */
+/** The site's form, scroll and vitals pair rows, daily and monthly, in key order. */
 async function pairRows(siteId: string) {
   const of = (table: string, period: string) =>
     sql<Record<string, unknown>>`select fdim, f1, f2, dim, ${sql.ref(period)} as period, v1, v2, visitors, visits, pageviews, duration_ms, events
-      from ${sql.table(table)} where site_id = ${siteId} and (dim = 'scroll' or dim like 'cwv%')
+      from ${sql.table(table)} where site_id = ${siteId} and (dim in ('form', 'scroll') or dim like 'cwv%')
       order by fdim, f1, f2, dim, period, v1, v2`
       .execute(ctx.app.database.db)
       .then((r) => r.rows.map((row) => Object.values(row).map(String).join('|')));
   return { daily: await of('analytics_pair_daily', 'day'), monthly: await of('analytics_pair_monthly', 'month') };
 }
 
-describe('scroll depth and vitals in the pair rollups (decisions AR8)', () => {
+describe('scroll depth, vitals and forms in the pair rollups (decisions AR8)', () => {
   it('answer the hand-computed numbers before and after the rebuild, after a late visit on a finished day and after its rebuild', {
     timeout: 120_000,
   }, async () => {

@@ -14,7 +14,7 @@ import { dateOfDay, monthOf } from './analytics.time.js';
  * while every day of the range is dirty (then even a pair filter scans), and from a twin site
  * that is never rebuilt. The data: 45 local days (a whole month among them, so monthly pair rows
  * are read) of a few visits a day over three countries, devices and browsers, every event type
- * the paired reports read (vitals and scroll depth too, AR8), and a visitor who changes country within a day (two sessions under one
+ * the paired reports read (forms, vitals and scroll depth too, AR8), and a visitor who changes country within a day (two sessions under one
  * visitor id: why a filter of two values scans).
  */
 const ctx = useTestApp();
@@ -70,7 +70,8 @@ function fixture(): object[] {
       const count = 1 + Math.floor(rnd() * 6);
       for (let e = 0; e < count; e++) {
         const path = pick(PATHS);
-        const kind = e === 0 ? 'pageview' : pick(['pageview', 'engagement', 'click', 'click', 'outbound', 'download', 'goal', 'form_start', 'cwv']);
+        const kind =
+          e === 0 ? 'pageview' : pick(['pageview', 'engagement', 'click', 'click', 'outbound', 'download', 'goal', 'form_start', 'form_submit', 'cwv']);
         const event: Record<string, unknown> = { id: `e${n++}`, ...facts, timestamp: new Date(t).toISOString(), path, type: kind };
         if (kind === 'engagement') Object.assign(event, { engagedMs: Math.floor(rnd() * 60_000), scrollDepth: Math.floor(rnd() * 100) });
         if (kind === 'click')
@@ -83,7 +84,7 @@ function fixture(): object[] {
           });
         if (kind === 'outbound' || kind === 'download') event.targetUrl = pick(['https://x.example/1', 'https://x.example/file.pdf']);
         if (kind === 'goal') event.name = 'signup';
-        if (kind === 'form_start') event.form = 'contact';
+        if (kind === 'form_start' || kind === 'form_submit') event.form = pick(['contact', 'newsletter']);
         if (kind === 'cwv') {
           const metric = pick(['LCP', 'INP', 'CLS']);
           Object.assign(event, { metric, value: metric === 'CLS' ? Math.floor(rnd() * 400) / 1000 : Math.floor(rnd() * 6000) });
