@@ -4,6 +4,8 @@
  * build` first), 10,000 a request, one request at a time, then rebuilds every day's rollups, and
  * prints the time, events a second and the database size per event: the data part 2's reports
  * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed).
+ * ANALYTICS_IMPORT_PG_URL=postgres://… (a server) imports into a new PostgreSQL database there
+ * instead (kept the same way; its URL is printed).
  *
  * The events: a year of days ending yesterday, ~27,000 a day for 10M; visitors of a few sessions
  * each, 3-8 events a session (pageviews, engagement, clicks, goals), 500 paths, 40 referrers, 30
@@ -22,6 +24,7 @@ import { rebuildDirtyDays } from '../src/modules/analytics/analytics.tasks.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
 import { BROWSERS, COUNTRIES, DEVICES, random } from './analytics-data.js';
 import { freePort, startChild, stopChild, waitForHttp } from './children.js';
+import { createBenchDatabase } from './postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOTAL = Number(process.env.ANALYTICS_IMPORT_EVENTS ?? 10_000_000);
@@ -84,15 +87,29 @@ function* events(total: number): Generator<Record<string, unknown>> {
   }
 }
 
+/** The database's bytes: the SQLite file with its WAL, or PostgreSQL's `pg_database_size`. */
+async function sizeOf(databaseUrl: string, pg: boolean): Promise<number> {
+  if (!pg) return ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
+  const database = connectDatabase({ databaseUrl });
+  try {
+    return Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(database.db)).rows[0]!.n);
+  } finally {
+    await database.close();
+  }
+}
+
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-analytics-import-'));
-  const databaseUrl = path.join(dir, 'cairn.db');
+  // ANALYTICS_IMPORT_PG_URL (a PostgreSQL server): a database of the bench's own there instead of a SQLite file.
+  const pgServer = process.env.ANALYTICS_IMPORT_PG_URL;
+  const pgDatabase = pgServer ? await createBenchDatabase(pgServer) : null;
+  const databaseUrl = pgDatabase?.url ?? path.join(dir, 'cairn.db');
   const seeding = connectDatabase({ databaseUrl });
   await migrateToLatest(seeding);
   const site = await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
   const { token } = await createToken(seeding.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
   await seeding.close();
-  const emptyBytes = statSync(databaseUrl).size;
+  const emptyBytes = await sizeOf(databaseUrl, pgDatabase !== null);
 
   const port = await freePort();
   const server = startChild(
@@ -142,9 +159,9 @@ async function main() {
     for (let n = 1; n > 0; days += n) n = await rebuildDirtyDays(store, Date.now() + DAY_MS, 0);
     const rebuildSec = (performance.now() - rebuildStart) / 1000;
     // The WAL's pages go into the file first, so the size is the data's, not a log's.
-    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    if (!pgDatabase) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
     await database.close();
-    const bytes = ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0) - emptyBytes;
+    const bytes = (await sizeOf(databaseUrl, pgDatabase !== null)) - emptyBytes;
     log('');
     log('| events imported | import time | events/s | rollup rebuild (days) | database growth | bytes per event |');
     log('| ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -154,7 +171,10 @@ async function main() {
   } finally {
     if (server.proc.exitCode === null) await stopChild(server);
     if (process.env.ANALYTICS_IMPORT_KEEP === '1') log(`database: ${databaseUrl}`);
-    else rmSync(dir, { recursive: true, force: true });
+    else {
+      rmSync(dir, { recursive: true, force: true });
+      await pgDatabase?.drop();
+    }
   }
 }
 
