@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { DB, Executor } from '../../db/types.js';
 import { TYPE_CODE } from './analytics.codes.js';
-import { CWV_METRICS, type EventDim, eventDimSelect, METRICS, PAIRED_EVENT_DIMS } from './analytics.rollup.events.js';
+import { eventDimSelect, METRICS, PAIRED_EVENT_DIMS } from './analytics.rollup.events.js';
 import { monthOf } from './analytics.time.js';
 
 /**
@@ -72,11 +72,8 @@ function filterColumns(columns: readonly string[]) {
   return { f1, f2, known, group: f2 ? sql`${f1}, ${f2}` : f1 };
 }
 
-/**
- * The SELECTs of one site-day's pair rows, in `analytics_pair_daily`'s column order after `site_id`:
- * every dim, or (`eventDims`) only those event dims.
- */
-function pairSelects(db: Executor, siteId: string, day: number, eventDims?: readonly EventDim[]): RawBuilder<unknown>[] {
+/** The SELECTs of one site-day's pair rows, in `analytics_pair_daily`'s column order after `site_id`. */
+function pairSelects(db: Executor, siteId: string, day: number): RawBuilder<unknown>[] {
   const out: RawBuilder<unknown>[] = [];
   // The day's sessions through the day index: grouped by a filter column, SQLite's planner picks that
   // column's index (it covers the day too) and reads the site's every session.
@@ -85,11 +82,6 @@ function pairSelects(db: Executor, siteId: string, day: number, eventDims?: read
     const fdim = pairName(columns);
     const { f1, f2, known, group } = filterColumns(columns);
     const head = sql`${fdim} as fdim, ${f1} as f1, ${f2 ?? sql`0`} as f2`;
-    for (const dim of eventDims ?? PAIRED_EVENT_DIMS) {
-      const select = eventDimSelect(dim, { siteId, days: sql`s.day = ${day}`, filter: known, sessions, pair: [f1, f2] });
-      out.push(sql`select ${fdim} as fdim, r.f1, r.f2, r.dim, r.day, r.v1, r.v2, ${sql.join(METRICS.map((m) => sql.ref(`r.${m}`)))} from (${select}) r`);
-    }
-    if (eventDims) continue;
     for (const [dim, second] of PAIR_SESSION_DIMS) {
       if (columns.includes(dim)) continue;
       const v1 = sql.ref(`s.${dim}`);
@@ -110,6 +102,10 @@ function pairSelects(db: Executor, siteId: string, day: number, eventDims?: read
       from ${sessions} join analytics_events e on e.session_id = s.id
       where s.site_id = ${siteId} and s.day = ${day} and e.type in (${PV}, ${ENGAGEMENT}) and ${known}
       group by ${group}, s.day, e.path`);
+    for (const dim of PAIRED_EVENT_DIMS) {
+      const select = eventDimSelect(dim, { siteId, days: sql`s.day = ${day}`, filter: known, sessions, pair: [f1, f2] });
+      out.push(sql`select ${fdim} as fdim, r.f1, r.f2, r.dim, r.day, r.v1, r.v2, ${sql.join(METRICS.map((m) => sql.ref(`r.${m}`)))} from (${select}) r`);
+    }
   }
   return out;
 }
@@ -121,18 +117,18 @@ const KEY = sql`site_id, fdim, f1, f2, dim, month, v1, v2`;
  * alone, since a whole month's pair rows are many (a month refolded from its days on every
  * rebuild made the rebuild of a month's last day read ~30 days of rows).
  */
-async function foldDay(trx: Executor, siteId: string, day: number, sign: 1 | -1, dims = sql``): Promise<void> {
+async function foldDay(trx: Executor, siteId: string, day: number, sign: 1 | -1): Promise<void> {
   const { month } = monthOf(day);
   await sql`insert into analytics_pair_monthly (${KEY}, ${METRIC_LIST})
     select site_id, fdim, f1, f2, dim, ${sql.lit(month)}, v1, v2, ${sql.join(METRICS.map((m) => sql`${sql.lit(sign)} * ${sql.ref(m)}`))}
-    from analytics_pair_daily where site_id = ${siteId} and day = ${day}${dims}
+    from analytics_pair_daily where site_id = ${siteId} and day = ${day}
     on conflict (${KEY}) do update set ${sql.join(METRICS.map((m) => sql`${sql.ref(m)} = ${sql.ref(`analytics_pair_monthly.${m}`)} + excluded.${sql.ref(m)}`))}`.execute(
     trx,
   );
   if (sign < 0)
     // Month rows the day alone made are empty now (every stored row counts a visit, a pageview or an event).
     await sql`delete from analytics_pair_monthly where (${KEY}) in (
-        select site_id, fdim, f1, f2, dim, ${sql.lit(month)}, v1, v2 from analytics_pair_daily where site_id = ${siteId} and day = ${day}${dims})
+        select site_id, fdim, f1, f2, dim, ${sql.lit(month)}, v1, v2 from analytics_pair_daily where site_id = ${siteId} and day = ${day})
       and visits = 0 and pageviews = 0 and events = 0`.execute(trx);
 }
 
@@ -146,21 +142,6 @@ export async function rebuildPairs(trx: Executor, siteId: string, day: number): 
   await trx.deleteFrom('analytics_pair_daily').where('site_id', '=', siteId).where('day', '=', day).execute();
   for (const select of pairSelects(trx, siteId, day)) await sql`${INSERT} select ${siteId}, x.* from (${select}) x`.execute(trx);
   await foldDay(trx, siteId, day, 1);
-}
-
-/**
- * Writes the pair rows of some event dims of a site-day, without rebuilding the rest (migration
- * 0046 adds the dims a pair rollup did not hold yet, decisions AR8): the month takes the day's old
- * rows of those dims away and the new ones in, as `rebuildPairs` does for all.
- * Only for a clean day (its other pair rows answer for it); a dirty day gets them at its rebuild.
- */
-export async function addPairEventDims(trx: Executor, siteId: string, day: number, dims: readonly EventDim[]): Promise<void> {
-  const names = dims.flatMap((d) => (d === 'cwv' ? CWV_METRICS.map((m) => `cwv_${m}`) : [d]));
-  const ofDims = sql` and dim in (${sql.join(names)})`;
-  await foldDay(trx, siteId, day, -1, ofDims);
-  await sql`delete from analytics_pair_daily where site_id = ${siteId} and day = ${day}${ofDims}`.execute(trx);
-  for (const select of pairSelects(trx, siteId, day, dims)) await sql`${INSERT} select ${siteId}, x.* from (${select}) x`.execute(trx);
-  await foldDay(trx, siteId, day, 1, ofDims);
 }
 
 /** Retention: deletes up to `limit` pair rows of days before `beforeDay` (and of months wholly before it). */
