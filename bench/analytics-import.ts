@@ -3,8 +3,9 @@
  * into a fresh SQLite file through `POST /v1/analytics/import` of the built server (`npm run
  * build` first), 10,000 a request, one request at a time, then rebuilds every day's rollups, and
  * prints the time, events a second and the database size per event: the data part 2's reports
- * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed);
- * ANALYTICS_IMPORT_DATABASE_URL imports into that (empty) PostgreSQL database instead, and keeps it.
+ * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed).
+ * ANALYTICS_IMPORT_PG_URL=postgres://… (a server) imports into a new PostgreSQL database there
+ * instead (kept the same way; its URL is printed).
  *
  * The events: a year of days ending yesterday, ~27,000 a day for 10M; visitors of a few sessions
  * each, 3-8 events a session (pageviews, engagement, clicks, goals), 500 paths, 40 referrers, 30
@@ -23,6 +24,7 @@ import { rebuildDirtyDays } from '../src/modules/analytics/analytics.tasks.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
 import { BROWSERS, COUNTRIES, DEVICES, random } from './analytics-data.js';
 import { freePort, startChild, stopChild, waitForHttp } from './children.js';
+import { createBenchDatabase } from './postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOTAL = Number(process.env.ANALYTICS_IMPORT_EVENTS ?? 10_000_000);
@@ -85,28 +87,29 @@ function* events(total: number): Generator<Record<string, unknown>> {
   }
 }
 
+/** The database's bytes: the SQLite file with its WAL, or PostgreSQL's `pg_database_size`. */
+async function sizeOf(databaseUrl: string, pg: boolean): Promise<number> {
+  if (!pg) return ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
+  const database = connectDatabase({ databaseUrl });
+  try {
+    return Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(database.db)).rows[0]!.n);
+  } finally {
+    await database.close();
+  }
+}
+
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-analytics-import-'));
-  // ANALYTICS_IMPORT_DATABASE_URL: a PostgreSQL database (empty, kept afterwards) instead of a new SQLite file.
-  const onPostgres = process.env.ANALYTICS_IMPORT_DATABASE_URL;
-  const databaseUrl = onPostgres ?? path.join(dir, 'cairn.db');
-  /** The database's size in bytes: the file and its WAL, or PostgreSQL's pg_database_size. */
-  const sizeOf = async () => {
-    if (!onPostgres) return ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
-    const sizing = connectDatabase({ databaseUrl });
-    try {
-      const { rows } = await sql<{ bytes: string }>`select pg_database_size(current_database()) as bytes`.execute(sizing.db);
-      return Number(rows[0]!.bytes);
-    } finally {
-      await sizing.close();
-    }
-  };
+  // ANALYTICS_IMPORT_PG_URL (a PostgreSQL server): a database of the bench's own there instead of a SQLite file.
+  const pgServer = process.env.ANALYTICS_IMPORT_PG_URL;
+  const pgDatabase = pgServer ? await createBenchDatabase(pgServer) : null;
+  const databaseUrl = pgDatabase?.url ?? path.join(dir, 'cairn.db');
   const seeding = connectDatabase({ databaseUrl });
   await migrateToLatest(seeding);
   const site = await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
   const { token } = await createToken(seeding.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
   await seeding.close();
-  const emptyBytes = await sizeOf();
+  const emptyBytes = await sizeOf(databaseUrl, pgDatabase !== null);
 
   const port = await freePort();
   const server = startChild(
@@ -156,9 +159,9 @@ async function main() {
     for (let n = 1; n > 0; days += n) n = await rebuildDirtyDays(store, Date.now() + DAY_MS, 0);
     const rebuildSec = (performance.now() - rebuildStart) / 1000;
     // The WAL's pages go into the file first, so the size is the data's, not a log's.
-    if (!onPostgres) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    if (!pgDatabase) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
     await database.close();
-    const bytes = (await sizeOf()) - emptyBytes;
+    const bytes = (await sizeOf(databaseUrl, pgDatabase !== null)) - emptyBytes;
     log('');
     log('| events imported | import time | events/s | rollup rebuild (days) | database growth | bytes per event |');
     log('| ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -167,8 +170,11 @@ async function main() {
     );
   } finally {
     if (server.proc.exitCode === null) await stopChild(server);
-    if (process.env.ANALYTICS_IMPORT_KEEP === '1' || onPostgres) log(`database: ${databaseUrl}`);
-    if (process.env.ANALYTICS_IMPORT_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
+    if (process.env.ANALYTICS_IMPORT_KEEP === '1') log(`database: ${databaseUrl}`);
+    else {
+      rmSync(dir, { recursive: true, force: true });
+      await pgDatabase?.drop();
+    }
   }
 }
 

@@ -8,7 +8,9 @@
  * with ANALYTICS_IMPORT_KEEP=1): `npx tsx bench/analytics-reports.ts <file.db>`, or `npm run
  * bench` with ANALYTICS_REPORTS_DB=<file.db> adds these rows. Seeding 10M events takes far longer
  * than the rest of the bench, so the bench never seeds it itself. ANALYTICS_REPORTS_RUNS sets
- * the requests per row (default 20, after one warm-up).
+ * the requests per row (default 20, after one warm-up), ANALYTICS_REPORTS_ONLY (a comma list) the
+ * reports whose path contains one of its words. A postgres:// URL instead of the file measures
+ * that database (bench/analytics-import.ts with ANALYTICS_IMPORT_PG_URL fills one).
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
@@ -75,15 +77,22 @@ async function prepare(databaseUrl: string) {
         (select count(*) from analytics_events) as events,
         (select count(*) from analytics_sessions) as sessions`.execute(database.db);
     const row = last.rows[0]!;
-    return { token, lastDay: Number(row.day), events: Number(row.events), sessions: Number(row.sessions) };
+    const pgBytes =
+      database.dialect === 'postgres'
+        ? Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(database.db)).rows[0]!.n)
+        : undefined;
+    return { token, lastDay: Number(row.day), events: Number(row.events), sessions: Number(row.sessions), pgBytes };
   } finally {
     await database.close();
   }
 }
 
 export async function measureReports(databaseUrl: string, runs = Number(process.env.ANALYTICS_REPORTS_RUNS ?? 20)) {
-  const { token, lastDay, events, sessions } = await prepare(databaseUrl);
-  const bytes = ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
+  const { token, lastDay, events, sessions, pgBytes } = await prepare(databaseUrl);
+  const bytes = pgBytes ?? ['', '-wal'].reduce((sum, s) => sum + (statSync(databaseUrl + s, { throwIfNoEntry: false })?.size ?? 0), 0);
+  // ANALYTICS_REPORTS_ONLY=scroll,cwv: only the reports whose path contains one of those.
+  const only = process.env.ANALYTICS_REPORTS_ONLY?.split(',');
+  const reports = only ? REPORTS.filter((r) => only.some((o) => r.includes(o))) : REPORTS;
   const port = await freePort();
   const server = startChild(
     'cairn server',
@@ -97,7 +106,7 @@ export async function measureReports(databaseUrl: string, runs = Number(process.
     await waitForHttp(server, `${url}/health`);
     for (const days of [30, 365]) {
       const range = `startDate=${dateOf(lastDay - days + 1)}&endDate=${dateOf(lastDay)}`;
-      for (const report of REPORTS) {
+      for (const report of reports) {
         for (const filters of FILTERS) {
           const target = `${url}/v1/analytics/${report}${report.includes('?') ? '&' : '?'}${range}${filters ? `&${filters}` : ''}`;
           const times: number[] = [];
@@ -145,7 +154,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     process.stderr.write('usage: npx tsx bench/analytics-reports.ts <file.db> (a database filled by bench/analytics-import.ts)\n');
     process.exit(2);
   }
-  measureReports(path.resolve(file)).then(
+  measureReports(/^postgres(ql)?:/.test(file) ? file : path.resolve(file)).then(
     (result) => {
       // Exit once the table is written: a pipe's write is asynchronous.
       process.stdout.write(`${formatReports(result)}\n`, () => process.exit(0));

@@ -37,6 +37,7 @@ import * as m0040 from './migrations/0040_analytics_pair_rollups.js';
 import * as m0041 from './migrations/0041_analytics_driving_indexes.js';
 import * as m0043 from './migrations/0043_redirect_rules_page_index.js';
 import * as m0045 from './migrations/0045_content_counts_slots.js';
+import * as m0046 from './migrations/0046_analytics_pair_scroll_cwv.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -80,6 +81,7 @@ const MIGRATIONS: Record<
   '0041_analytics_driving_indexes': m0041,
   '0043_redirect_rules_page_index': m0043,
   '0045_content_counts_slots': m0045,
+  '0046_analytics_pair_scroll_cwv': m0046,
 };
 
 class StaticProvider implements MigrationProvider {

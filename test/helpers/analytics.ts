@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { expect } from 'vitest';
 import { analyticsOf } from '../../src/modules/analytics/analytics.routes.js';
 import { rebuildDirtyDays } from '../../src/modules/analytics/analytics.tasks.js';
 import type { TestApp } from './app.js';
@@ -99,4 +100,28 @@ export async function rebuildQuietDays(app: TestApp, now?: number): Promise<numb
   const last = Date.now();
   while (Date.now() === last) await new Promise((resolve) => setTimeout(resolve, 1));
   return rebuildDirtyDays(analyticsOf(app.database.db).store, now ?? Date.now(), 0);
+}
+
+/** A vital's answer without samples (decisions AR4). */
+export const zeroVital = (metric: string) => ({
+  metric,
+  unit: metric === 'CLS' ? 'score' : 'ms',
+  p75: null,
+  rating: null,
+  samples: 0,
+  good: 0,
+  needsImprovement: 0,
+  poor: 0,
+});
+
+/** Imports events through `POST /v1/analytics/import`, expecting every one stored. */
+export async function importAll(api: SiteClient, events: object[]) {
+  const res = await api.post('/v1/analytics/import', { events });
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({ imported: events.length, errorCount: 0 });
+}
+
+/** Rebuilds every dirty day, quiet or not (the task does 20 a call, as a worker tick). */
+export async function rebuildAllDays(app: TestApp) {
+  while ((await rebuildQuietDays(app, Date.now() + DAY_MS)) > 0);
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expect422, expectErrorShape } from '../../../test/helpers/http.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
-import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
+import { rebuildQuietDays, zeroVital } from '../../../test/helpers/analytics.js';
 import { localTime } from './analytics.time.js';
 
 /**
@@ -90,16 +90,6 @@ const get = async (api: SiteClient, url: string) => {
   expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body;
 };
-const zeroVital = (metric: string) => ({
-  metric,
-  unit: metric === 'CLS' ? 'score' : 'ms',
-  p75: null,
-  rating: null,
-  samples: 0,
-  good: 0,
-  needsImprovement: 0,
-  poor: 0,
-});
 
 /** Every rollup-backed report of the fixture, with its hand-computed answer; `late` adds the late rage click. */
 function expectations(formId: number, late: boolean) {

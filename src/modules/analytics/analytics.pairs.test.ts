@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { rebuildQuietDays } from '../../../test/helpers/analytics.js';
+import { importAll, rebuildAllDays } from '../../../test/helpers/analytics.js';
 import type { SiteClient } from '../../../test/helpers/suite.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { localMidnight } from './analytics.query.js';
@@ -14,7 +14,7 @@ import { dateOfDay, monthOf } from './analytics.time.js';
  * while every day of the range is dirty (then even a pair filter scans), and from a twin site
  * that is never rebuilt. The data: 45 local days (a whole month among them, so monthly pair rows
  * are read) of a few visits a day over three countries, devices and browsers, every event type
- * the paired reports read, and a visitor who changes country within a day (two sessions under one
+ * the paired reports read (forms, vitals and scroll depth too, AR8), and a visitor who changes country within a day (two sessions under one
  * visitor id: why a filter of two values scans).
  */
 const ctx = useTestApp();
@@ -70,7 +70,8 @@ function fixture(): object[] {
       const count = 1 + Math.floor(rnd() * 6);
       for (let e = 0; e < count; e++) {
         const path = pick(PATHS);
-        const kind = e === 0 ? 'pageview' : pick(['pageview', 'engagement', 'click', 'click', 'outbound', 'download', 'goal', 'form_start']);
+        const kind =
+          e === 0 ? 'pageview' : pick(['pageview', 'engagement', 'click', 'click', 'outbound', 'download', 'goal', 'form_start', 'form_submit', 'cwv']);
         const event: Record<string, unknown> = { id: `e${n++}`, ...facts, timestamp: new Date(t).toISOString(), path, type: kind };
         if (kind === 'engagement') Object.assign(event, { engagedMs: Math.floor(rnd() * 60_000), scrollDepth: Math.floor(rnd() * 100) });
         if (kind === 'click')
@@ -83,7 +84,11 @@ function fixture(): object[] {
           });
         if (kind === 'outbound' || kind === 'download') event.targetUrl = pick(['https://x.example/1', 'https://x.example/file.pdf']);
         if (kind === 'goal') event.name = 'signup';
-        if (kind === 'form_start') event.form = 'contact';
+        if (kind === 'form_start' || kind === 'form_submit') event.form = pick(['contact', 'newsletter']);
+        if (kind === 'cwv') {
+          const metric = pick(['LCP', 'INP', 'CLS']);
+          Object.assign(event, { metric, value: metric === 'CLS' ? Math.floor(rnd() * 400) / 1000 : Math.floor(rnd() * 6000) });
+        }
         events.push(event);
         t += 30_000 + Math.floor(rnd() * 120_000);
       }
@@ -129,6 +134,9 @@ const REPORTS = [
   'sessions/heatmap',
   'sessions?limit=100',
   'heatmap?path=/b',
+  // Scroll depth and vitals joined the pair rollups (decisions AR8).
+  'heatmap/scroll?path=/b',
+  'cwv',
 ];
 
 async function answers(api: SiteClient): Promise<Record<string, unknown>> {
@@ -147,17 +155,6 @@ async function answers(api: SiteClient): Promise<Record<string, unknown>> {
 
 const pick = (r: Record<string, number>) => ({ visitors: r.visitors, visits: r.visits, events: r.events, engaged_ms: r.engaged_ms });
 
-async function importEvents(api: SiteClient, events: object[]) {
-  const res = await api.post('/v1/analytics/import', { events });
-  expect(res.status).toBe(201);
-  expect(res.body).toMatchObject({ imported: events.length, errorCount: 0 });
-}
-
-/** Rebuilds every dirty day (the helper does 20 a call, as a worker tick). */
-async function rebuildAll() {
-  while ((await rebuildQuietDays(ctx.app, Date.now() + DAY_MS)) > 0);
-}
-
 async function berlinSite(): Promise<SiteClient> {
   const api = await ctx.site();
   expect((await api.put('/v1/site/settings', { timezone: TZ })).status).toBe(200);
@@ -170,7 +167,7 @@ describe('pair rollups (decisions AR6)', () => {
   }, async () => {
     const db = ctx.app.database.db;
     const api = await berlinSite();
-    await importEvents(api, EVENTS);
+    await importAll(api, EVENTS);
     const DE = { dim: 'country' as const, op: 'is' as const, values: ['DE'] };
     const spec = { siteId: api.siteId, fromDay: FIRST, toDay: LAST, filters: [DE], group: ['browser' as const], bucket: 'none' as const, sampleThreshold: 1e9 };
     // Every day dirty: even a pair filter scans (a rollup read would read them all live).
@@ -178,7 +175,7 @@ describe('pair rollups (decisions AR6)', () => {
     const raw = await answers(api);
     expect(JSON.stringify(raw)).toContain('"visitors":');
 
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     const pairRows = await db
       .selectFrom('analytics_pair_daily')
       .select((eb) => eb.fn.countAll().as('n'))
@@ -191,14 +188,14 @@ describe('pair rollups (decisions AR6)', () => {
     expect(await answers(api)).toEqual(raw);
 
     // A late event on a finished day: that day is read live, the others from the pair rollups; a twin site never rebuilt is the raw path.
-    await importEvents(api, [LATE]);
+    await importAll(api, [LATE]);
     const twin = await berlinSite();
-    await importEvents(twin, [...EVENTS, LATE]);
+    await importAll(twin, [...EVENTS, LATE]);
     expect(await readRollupSums(db, spec)).not.toBeNull();
     const late = await answers(twin);
     expect(late).not.toEqual(raw);
     expect(await answers(api)).toEqual(late);
-    await rebuildAll();
+    await rebuildAllDays(ctx.app);
     expect(await answers(api)).toEqual(late);
     // Months are kept by adding and taking away days: still exactly the sums of their days.
     const monthly = await sql<
@@ -231,8 +228,8 @@ describe('pair rollups (decisions AR6)', () => {
   }, async () => {
     const db = ctx.app.database.db;
     const api = await berlinSite();
-    await importEvents(api, EVENTS);
-    await rebuildAll();
+    await importAll(api, EVENTS);
+    await rebuildAllDays(ctx.app);
     const before = (await api.get(`/v1/analytics/devices?${RANGE}&country=DE`)).body.data.browsers;
     expect(before.length).toBeGreaterThan(0);
     await db

@@ -38,11 +38,14 @@ export interface RowScope {
   pair?: readonly [RawBuilder<unknown>, RawBuilder<unknown> | null];
 }
 
-/** The event dims a pair rollup holds (the engagement report's and the weekday-hour heatmap's). */
-export const PAIRED_EVENT_DIMS: readonly EventDim[] = ['weekday_hour', 'outbound', 'download', 'rage', 'dead'];
+/** The event dims a pair rollup holds: the engagement report's, the weekday-hour heatmap's (AR6), scroll depth's, the vitals' and the forms' (AR8). */
+export const PAIRED_EVENT_DIMS: readonly EventDim[] = ['weekday_hour', 'outbound', 'download', 'rage', 'dead', 'form', 'scroll', 'cwv'];
 const pairSelect = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]} as f1, ${scope.pair[1] ?? sql`0`} as f2, ` : sql``);
 // A constant is no GROUP BY term (SQLite reads an integer there as a column's position).
 const pairGroup = (scope: RowScope) => (scope.pair ? sql`${scope.pair[0]}, ${scope.pair[1] ? sql`${scope.pair[1]}, ` : sql``}` : sql``);
+
+/** A pair row's filter values selected (and grouped by) from an inner select `alias` that carries them as `f1`, `f2`. */
+const pairOf = (scope: RowScope, alias: string) => (scope.pair ? sql`${sql.ref(`${alias}.f1`)}, ${sql.ref(`${alias}.f2`)}, ` : sql``);
 
 const and = (cond: RawBuilder<unknown> | undefined) => (cond ? sql` and ${cond}` : sql``);
 const sessionsOf = (scope: RowScope) => scope.sessions ?? sql`analytics_sessions s`;
@@ -95,30 +98,30 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
         ${eventsOf(scope)} and e.type = ${sql.lit(TYPE_CODE.click)} and (e.flags & ${sql.lit(dim === 'rage' ? FLAG_RAGE : FLAG_DEAD)}) <> 0
         group by ${pairGroup(scope)}s.day, e.path, e.sel`;
     case 'form':
-      return sql`select ${row(sql`f.day`, sql.lit(dim), sql`f.form`, sql`0`, {
+      return sql`select ${pairOf(scope, 'f')}${row(sql`f.day`, sql.lit(dim), sql`f.form`, sql`0`, {
         visitors: sql`count(distinct f.visitor)`,
         visits: sql`count(*)`,
         duration_ms: sql`sum(case when f.started <= f.submitted then f.submitted - f.started else 0 end)`,
         events: sql`sum(case when f.started <= f.submitted then 1 else 0 end)`,
         conversions: sql`sum(case when f.submitted is null then 0 else 1 end)`,
       })}
-        from (select s.day, s.visitor, s.id, coalesce(e.target, 0) as form,
+        from (select ${pairSelect(scope)}s.day, s.visitor, s.id, coalesce(e.target, 0) as form,
             min(case when e.type = ${sql.lit(TYPE_CODE.form_start)} then e.ts end) as started,
             min(case when e.type = ${sql.lit(TYPE_CODE.form_submit)} then e.ts end) as submitted
           ${eventsOf(scope)} and e.type in (${sql.lit(TYPE_CODE.form_start)}, ${sql.lit(TYPE_CODE.form_submit)})
-          group by s.day, s.visitor, s.id, e.target) f
-        group by f.day, f.form`;
+          group by ${pairGroup(scope)}s.day, s.visitor, s.id, e.target) f
+        group by ${pairOf(scope, 'f')}f.day, f.form`;
     case 'scroll':
       // A pageview's depth is the deepest engagement of the same pageview id (imports without one: of its path in the session).
       // Joined from one grouped read of the engagements, not a subquery per pageview: that one scanned the whole session
       // for every pageview, quadratic in a long session (a flooded collector's one visitor: minutes for 100,000 events).
-      return sql`select ${row(sql`p.day`, sql.lit(dim), sql`p.path`, sql`p.depth / 10`, {
+      return sql`select ${pairOf(scope, 'p')}${row(sql`p.day`, sql.lit(dim), sql`p.path`, sql`p.depth / 10`, {
         visitors: sql`count(distinct p.visitor)`,
         visits: sql`count(distinct p.session_id)`,
         pageviews: sql`count(*)`,
         duration_ms: sql`sum(p.depth)`,
       })}
-        from (select s.day, s.visitor, e.session_id, coalesce(e.path, 0) as path, coalesce(g.depth, 0) as depth
+        from (select ${pairSelect(scope)}s.day, s.visitor, e.session_id, coalesce(e.path, 0) as path, coalesce(g.depth, 0) as depth
           ${eventsOf(
             scope,
             sql`left join (select e.session_id, coalesce(e.pv, 0) as pv, coalesce(e.path, 0) as path, max(e.y) as depth
@@ -126,10 +129,10 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
               group by e.session_id, coalesce(e.pv, 0), coalesce(e.path, 0)) g
             on g.session_id = e.session_id and g.pv = coalesce(e.pv, 0) and g.path = coalesce(e.path, 0)`,
           )} and e.type = ${sql.lit(TYPE_CODE.pageview)}) p
-        group by p.day, p.path, p.depth / 10`;
+        group by ${pairOf(scope, 'p')}p.day, p.path, p.depth / 10`;
     case 'cwv':
       // Values on the grid: half a step up rounds half away from zero on both databases (vitals are never negative).
-      return sql`select ${row(
+      return sql`select ${pairSelect(scope)}${row(
         sql`s.day`,
         sql`'cwv_' || m.value`,
         sql`cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer)`,
@@ -137,7 +140,7 @@ export function eventDimSelect(dim: EventDim, scope: RowScope): RawBuilder<unkno
         { events: sql`count(*)` },
       )}
         ${eventsOf(scope, sql`join analytics_values m on m.id = e.target`)} and e.type = ${sql.lit(TYPE_CODE.cwv)} and e.value is not null
-        group by s.day, m.value, cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer), s.device`;
+        group by ${pairGroup(scope)}s.day, m.value, cast(floor(e.value / (case when m.value = 'CLS' then 0.001 else 10.0 end) + 0.5) as integer), s.device`;
   }
 }
 

@@ -15,7 +15,8 @@ import { monthOf } from './analytics.time.js';
  *   common two-filter view). Other filters, `!`, `~`, `path` and several values of a filter
  *   scan as before (several values: one visitor of a day could be counted under two values).
  * - Report dims: the session columns the reports list (not exit page, utm term and content),
- *   `page`, and the event dims of engagement and the weekday-hour heatmap. A dim equal to one of
+ *   `page`, and the event dims of engagement, the weekday-hour heatmap, forms, scroll depth and
+ *   the vitals (`form`, `scroll`, `cwv_*`: decisions AR8). A dim equal to one of
  *   the filter's columns is left out: a report filtered on its own column reads the filter's
  *   other columns' pair, narrowed to the value (`only`), or the plain rollup.
  * - Sessions without a value of the filter column are left out: `is` never matches them.
