@@ -60,6 +60,11 @@ export interface SqlDialect {
    * serializer then writes out again: 10 KB parsed and stringified per detail read).
    */
   jsonText(column: string): RawBuilder<string>;
+  /**
+   * Whether an INSERT may run inside the WITH of another statement (PostgreSQL's data-modifying
+   * CTEs): rows written together then cost one round trip. SQLite has no such WITH.
+   */
+  readonly insertsInWith: boolean;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally. */
@@ -90,6 +95,7 @@ const SQLITE: SqlDialect = {
   readBool: (stored) => Boolean(stored),
   writeJson: (value) => JSON.stringify(value),
   jsonText: (column) => sql<string>`${sql.ref(column)}`,
+  insertsInWith: false,
 };
 
 const POSTGRES: SqlDialect = {
@@ -106,6 +112,7 @@ const POSTGRES: SqlDialect = {
   readBool: (stored) => stored === true,
   writeJson: (value) => JSON.stringify(value),
   jsonText: (column) => sql<string>`${sql.ref(column)}::text`,
+  insertsInWith: true,
 };
 
 /** The dialect of a database handle or transaction, read from its adapter (transactions share their database's). */

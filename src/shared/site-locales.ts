@@ -1,4 +1,5 @@
 import type { Executor } from '../db/types.js';
+import { prepared } from '../db/prepared.js';
 import { parseJson } from '../db/json.js';
 import { invalid, notFound } from './errors.js';
 import { canonicalLocale } from './locales.js';
@@ -11,8 +12,13 @@ export interface SiteLocales {
   domain: string;
 }
 
+// Prepared once (db/prepared.ts): every create and translatable write reads it; on PostgreSQL a named statement (PF5).
+const siteLocalesQuery = prepared((db, p: { siteId: string }) =>
+  db.selectFrom('sites').select(['default_locale', 'enabled_locales', 'domain']).where('id', '=', p.siteId),
+);
+
 export async function getSiteLocales(db: Executor, siteId: string): Promise<SiteLocales> {
-  const site = await db.selectFrom('sites').select(['default_locale', 'enabled_locales', 'domain']).where('id', '=', siteId).executeTakeFirst();
+  const site = await siteLocalesQuery.executeTakeFirst(db, { siteId });
   if (!site) throw notFound('site');
   return { defaultLocale: site.default_locale, enabledLocales: parseJson<string[]>(site.enabled_locales, [site.default_locale]), domain: site.domain };
 }

@@ -538,13 +538,6 @@ export async function setTags(db: Executor, siteId: string, contentId: number, i
       .execute();
 }
 
-/** The name a content's author is shown with (null when the user is not of the site). */
-export async function authorName(db: Executor, siteId: string, userId: string | null): Promise<string | null> {
-  if (!userId) return null;
-  const user = await db.selectFrom('users').select('full_name').where('site_id', '=', siteId).where('id', '=', userId).executeTakeFirst();
-  return user?.full_name ?? null;
-}
-
 /** The search text of a content (see ContentRow), for a copy that keeps it. */
 export async function bodyText(db: Executor, siteId: string, id: number): Promise<string> {
   const row = await db.selectFrom('content_bodies').select('body_text').where('site_id', '=', siteId).where('content_id', '=', id).executeTakeFirst();
@@ -552,15 +545,75 @@ export async function bodyText(db: Executor, siteId: string, id: number): Promis
 }
 
 // Prepared once (db/prepared.ts, issue 15 item 4): a create is not built and compiled each time.
-const insertRow = prepared((db, p: Insertable<ContentsTable>) => db.insertInto('contents').values(p).returning('id'));
+// `skipTakenSlug`: a slug the site already uses in the locale inserts nothing and answers no row
+// (the unique index's own lookup, instead of a look-up statement before the insert); the author's
+// name comes back with the id (the answer shows it) instead of from a statement of its own.
+type RowArgs = Insertable<ContentsTable> & { skipTakenSlug: boolean };
+const insertRow = prepared(
+  (db, { skipTakenSlug, ...columns }: RowArgs) =>
+    db
+      .insertInto('contents')
+      .values(columns)
+      .$if(skipTakenSlug, (q) => q.onConflict((oc) => oc.columns(['site_id', 'locale', 'slug']).doNothing()))
+      .returning((eb) => [
+        'id',
+        eb
+          .selectFrom('users')
+          .select('full_name')
+          .whereRef('users.site_id', '=', 'contents.site_id')
+          .whereRef('users.id', '=', 'contents.author_id')
+          .as('author_name'),
+      ]),
+  { structural: ['skipTakenSlug'] },
+);
 const insertBody = prepared((db, p: Insertable<ContentBodiesTable>) => db.insertInto('content_bodies').values(p));
+// PostgreSQL: the row, its body and the author's name in one statement (one round trip, not three).
+const insertRowAndBody = prepared(
+  (db, { skipTakenSlug, body, body_html, body_text, ...columns }: RowArgs & BodyColumns) =>
+    db
+      .with('c', (w) =>
+        w
+          .insertInto('contents')
+          .values(columns)
+          .$if(skipTakenSlug, (q) => q.onConflict((oc) => oc.columns(['site_id', 'locale', 'slug']).doNothing()))
+          .returning(['id', 'site_id', 'author_id']),
+      )
+      .with('b', (w) =>
+        w
+          .insertInto('content_bodies')
+          .columns(['content_id', 'site_id', 'body', 'body_html', 'body_text'])
+          .expression((eb) =>
+            eb.selectFrom('c').select((e) => ['c.id', 'c.site_id', e.val(body).as('body'), e.val(body_html).as('body_html'), e.val(body_text).as('body_text')]),
+          ),
+      )
+      .selectFrom('c')
+      .select((eb) => [
+        'c.id',
+        eb.selectFrom('users').select('full_name').whereRef('users.site_id', '=', 'c.site_id').whereRef('users.id', '=', 'c.author_id').as('author_name'),
+      ]),
+  { structural: ['skipTakenSlug'] },
+);
 
-/** A content and its body: the row first (its id keys the body). */
-export async function insertContent(db: Executor, row: Insertable<ContentsTable> & BodyColumns): Promise<number> {
+/**
+ * A content and its body (the row first: its id keys the body); answers the id and the author's
+ * name. With `skipTakenSlug`, a slug already used in the row's locale answers null and writes
+ * nothing; without it that is a unique violation, as any other clash is.
+ */
+export async function insertContent(
+  db: Executor,
+  row: Insertable<ContentsTable> & BodyColumns,
+  { skipTakenSlug = false }: { skipTakenSlug?: boolean } = {},
+): Promise<{ id: number; authorName: string | null } | null> {
+  if (dialectOf(db).insertsInWith) {
+    const inserted = await insertRowAndBody.executeTakeFirst(db, { ...row, skipTakenSlug });
+    return inserted ? { id: Number(inserted.id), authorName: inserted.author_name ?? null } : null;
+  }
   const { body, body_html, body_text, ...columns } = row;
-  const id = Number((await insertRow.executeTakeFirst(db, columns))!.id);
+  const inserted = await insertRow.executeTakeFirst(db, { ...columns, skipTakenSlug });
+  if (!inserted) return null;
+  const id = Number(inserted.id);
   await insertBody.execute(db, { content_id: id, site_id: columns.site_id, body, body_html, body_text });
-  return id;
+  return { id, authorName: inserted.author_name ?? null };
 }
 
 /** A content's columns and, when the patch names any, its body's. */

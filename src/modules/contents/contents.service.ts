@@ -469,23 +469,25 @@ async function insertContent(
   return db.transaction().execute(async (tx) => {
     const refs = await checkRefs(tx, siteId, categoryIds, tagIds);
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
+    const base = slugify(input.title, 500) || 'post';
+    const freeSlug = () => findFreeSlug(base, (c) => slugsInLocale(tx, 'contents', siteId, locale, c), 500);
     let slug = input.slug;
-    if (slug) {
-      if (await slugTakenInLocale(tx, 'contents', siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
-    } else {
-      const base = slugify(input.title, 500) || 'post';
-      slug = await findFreeSlug(base, (c) => slugsInLocale(tx, 'contents', siteId, locale, c), 500);
-    }
     let group = input.translationGroup;
-    if (group) await assertLocaleFree(tx, 'contents', siteId, group, locale);
-    else group = newTranslationGroup();
+    if (group) {
+      // Checked before the insert in the order of every create: the slug, then the group's locale.
+      if (slug) {
+        if (await slugTakenInLocale(tx, 'contents', siteId, locale, slug)) throw invalid('SLUG_TAKEN', 'slug');
+      } else slug = await freeSlug();
+      await assertLocaleFree(tx, 'contents', siteId, group, locale);
+    } else group = newTranslationGroup();
     const at = now();
     const values = {
       // Every column of the map, null when not sent (insertRow).
       ...(contentFields.insertRow(input) as Required<ContentColumns>),
       site_id: siteId,
       type: 'post',
-      slug,
+      // A generated slug is tried as it is first (the usual case: free); the insert says when it is taken.
+      slug: slug ?? base,
       status,
       locale,
       translation_group: group,
@@ -498,10 +500,19 @@ async function insertContent(
       created_at: at,
       updated_at: at,
     };
-    const id = await repo.insertContent(tx, values);
+    let inserted = await repo.insertContent(tx, values, { skipTakenSlug: true });
+    if (!inserted) {
+      // The slug is taken (nothing was written): a sent one is the 422, a generated one moves on to
+      // the first free suffix, as findFreeSlug chose it before (a clash now is PostgreSQL's lost
+      // race, a unique violation that retryLostSlug answers by running the create again).
+      if (input.slug) throw invalid('SLUG_TAKEN', 'slug');
+      values.slug = await freeSlug();
+      inserted = (await repo.insertContent(tx, values))!;
+    }
+    const id = inserted.id;
     // The row as stored, from what was inserted: reading it back would copy a large body out of
-    // SQLite again on the event loop (issue 15); only the author's name is looked up.
-    const row: ContentRow = { ...values, id, author_name: await repo.authorName(tx, siteId, auth.userId) };
+    // SQLite again on the event loop (issue 15); the author's name came back with the insert.
+    const row: ContentRow = { ...values, id, author_name: inserted.authorName };
     // The row is new: its links, references and outbound links are inserted, nothing deleted first.
     await repo.setCategories(tx, siteId, id, categoryIds, true);
     await repo.setTags(tx, siteId, id, tagIds, true);
@@ -776,7 +787,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'contents', auth.siteId, target, c), 500);
     const at = now();
     // Columns named through the field map: the row may carry database-maintained columns (a search vector).
-    const newId = await repo.insertContent(tx, {
+    const { id: newId } = (await repo.insertContent(tx, {
       ...(contentFields.insertRow(contentFields.toApi(row)) as ContentColumns),
       site_id: auth.siteId,
       type: row.type,
@@ -792,7 +803,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
       published_at: null,
       created_at: at,
       updated_at: at,
-    });
+    }))!;
     await repo.setCategories(tx, auth.siteId, newId, await translatedIds(tx, 'categories', auth.siteId, links.categoryIds, target));
     await repo.setTags(tx, auth.siteId, newId, await translatedIds(tx, 'tags', auth.siteId, links.tagIds, target));
     await setContentMedia(tx, auth.siteId, newId, row.featured_image_url, row.body_html);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
+import { prepared } from '../../db/prepared.js';
 import { addDays, earlierDay } from './search-console.dates.js';
 
 export interface SearchConnectionsTable {
@@ -352,11 +353,27 @@ export async function replaceLinks(
   // A source inserted in this transaction has no links yet.
   if (!fresh) await db.deleteFrom('content_links_out').where('site_id', '=', siteId).where(column, '=', id).execute();
   if (!links.length) return;
-  await db
-    .insertInto('content_links_out')
-    .values(links.map((l) => ({ site_id: siteId, content_id: null, site_block_id: null, [column]: id, target_url: l.url, internal: l.internal })))
-    .execute();
+  await insertLinks.execute(db, {
+    siteId,
+    contentId: column === 'content_id' ? id : undefined,
+    siteBlockId: column === 'site_block_id' ? id : undefined,
+    urls: links.map((l) => l.url),
+    internals: links.map((l) => l.internal),
+  });
 }
+
+// Prepared once per number of links and source kind (db/prepared.ts): every content write with links runs it.
+const insertLinks = prepared((db, p: { siteId: string; contentId?: number; siteBlockId?: number; urls: string[]; internals: boolean[] }) =>
+  db.insertInto('content_links_out').values(
+    p.urls.map((url, i) => ({
+      site_id: p.siteId,
+      content_id: p.contentId ?? null,
+      site_block_id: p.siteBlockId ?? null,
+      target_url: url,
+      internal: p.internals[i]!,
+    })),
+  ),
+);
 
 /** The top targets by how many published contents and published page blocks link to them. */
 export async function topLinks(db: Executor, siteId: string, internal: boolean, limit: number) {
