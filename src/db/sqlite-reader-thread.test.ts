@@ -4,24 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
 import { prepared } from './prepared.js';
 
 /** The longest the event loop went without a turn while `work` ran (a 1 ms timer's largest gap). */
 async function longestStall(work: () => Promise<unknown>): Promise<number> {
-  let longest = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  try {
-    await work();
-  } finally {
-    clearInterval(timer);
-  }
-  return Math.max(longest, performance.now() - last);
+  const stalls = watchStalls(1);
+  await work();
+  return stalls.stop();
 }
 
 describe('reads marked offLoop run on the reader thread (decisions HN13)', () => {

@@ -8,32 +8,13 @@ import { jsonTextParser } from '../../src/plugins/json-body.js';
 import { PIECE_CHARS } from '../../src/plugins/json-scan.js';
 import { TEST_DIALECT } from '../helpers/app.js';
 import { expectErrorShape } from '../helpers/http.js';
+import { watchStalls } from '../helpers/stalls.js';
 import { useTestApp } from '../helpers/suite.js';
 
 /** About `bytes` of markdown: headings, emphasis, links and lists, so every renderer stage works. */
 function bigMarkdown(bytes: number): string {
   const block = '## Section\n\nSome *emphasis*, a [link](https://example.com/page) and `code`.\n\n- one\n- two\n\n';
   return block.repeat(Math.ceil(bytes / block.length));
-}
-
-/**
- * The longest the event loop was held while it ran (every other request waits that long): the
- * largest gap between ticks of a timer of `everyMs`, up to `stop()`.
- */
-function watchStalls(everyMs: number): { stop(): number } {
-  let longest = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      return Math.max(longest, performance.now() - last);
-    },
-  };
 }
 
 describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
