@@ -261,7 +261,7 @@ function yieldAfterSlow(tookMs: number): Promise<void> | undefined {
     setImmediate(endTurn);
   }
   turnMs += tookMs;
-  // A plain turn, not the heavy-work lane (turns.ts): any request's statements pass this bound in a
+  // A plain turn, not the heavy-work lane (shared/time-slice.ts): any request's statements pass this bound in a
   // busy turn, and a light read must not wait behind the heavy pieces queued there.
   return turnMs > YIELD_AFTER_MS ? new Promise((resolve) => setImmediate(resolve)) : undefined;
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { heavyTurn, noteArrival } from './turns.js';
+import { heavyTurn, noteArrival } from './time-slice.js';
 
 /** Counts turns of the event loop (one setImmediate chain) until stopped. */
 function countTurns() {
