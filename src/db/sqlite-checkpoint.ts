@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_PRIORITY_SOURCE } from './background-thread.js';
 
 /**
  * WAL checkpoints off the event loop (issue 16 item 6, decisions H28). SQLite's automatic
@@ -11,14 +12,8 @@ import { Worker } from 'node:worker_threads';
  * waits for, nor blocks, the writer or the readers). When the thread dies, the writer's automatic
  * checkpoint comes back.
  */
-const WORKER_SOURCE = `
+const WORKER_SOURCE = `${BACKGROUND_PRIORITY_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
-const { readlinkSync } = require('node:fs');
-const os = require('node:os');
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (tid > 0) os.setPriority(tid, 10);
-} catch {}
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');

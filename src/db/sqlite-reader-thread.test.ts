@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
 import { prepared } from './prepared.js';
+import { SqliteReaderThread } from './sqlite-reader-thread.js';
 
 /** The longest the event loop went without a turn while `work` ran (a 1 ms timer's largest gap). */
 async function longestStall(work: () => Promise<unknown>): Promise<number> {
@@ -59,5 +60,25 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
     // The thread is still there for the next read.
     await sql`insert into notes (body) values ('three')`.execute(database.db);
     expect(await count.executeTakeFirst(database.db, {})).toEqual({ n: 3 });
+  });
+
+  // Linux keeps a nice value per thread (/proc/self/task/<tid>/stat, field 19).
+  const niceOf = (tid: string) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  };
+  it.runIf(process.platform === 'linux')('runs 10 nice steps below the event loop (decisions HN14)', async () => {
+    await sql`select 1`.execute(database.db); // the connection's own threads exist before
+    const before = new Set(readdirSync('/proc/self/task'));
+    const reader = new SqliteReaderThread(file);
+    try {
+      expect(await reader.all('select 7 as n', [])).toEqual([{ n: 7 }]);
+      const loop = niceOf(String(process.pid));
+      const started = readdirSync('/proc/self/task').filter((tid) => !before.has(tid));
+      expect(started.map(niceOf)).toContain(Math.min(19, loop + 10));
+      expect(niceOf(String(process.pid))).toBe(loop);
+    } finally {
+      await reader.close();
+    }
   });
 });

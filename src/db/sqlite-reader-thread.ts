@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_PRIORITY_SOURCE } from './background-thread.js';
 
 /**
  * Reads that run on a thread of their own (decisions HN13): a statement of a full-text search
@@ -7,9 +8,10 @@ import { Worker } from 'node:worker_threads';
  * loop every other site's request waited behind it. The thread opens the file read-only (WAL:
  * it never waits for the writer and sees every commit, as the reader connection does), runs one
  * statement at a time and answers its rows; the event loop only waits for the message. Its cache
- * is SQLite's default and it maps no file, so it costs a few MB.
+ * is SQLite's default and it maps no file, so it costs a few MB. It runs at a lower priority than
+ * the loop (HN14): the searching tenant waits for a core, not every other site.
  */
-const WORKER_SOURCE = `
+const WORKER_SOURCE = `${BACKGROUND_PRIORITY_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
