@@ -1,4 +1,5 @@
 import { PostgresAdapter, type CompiledQuery, type Compilable, type Kysely, type RawBuilder } from 'kysely';
+import type { SqliteFunction } from './sqlite-functions.js';
 import type { DB, Executor } from './types.js';
 
 /**
@@ -72,11 +73,20 @@ export interface PreparedQuery<A extends Args, R> {
   compile(db: Executor, args: A): CompiledQuery;
 }
 
-const OFF_LOOP = Symbol('may run off the event loop');
+const RUN_OPTIONS = Symbol('how SQLite runs the statement');
+interface RunOptions {
+  offLoop?: boolean;
+  functions?: readonly SqliteFunction[];
+}
 
 /** Whether a compiled statement was prepared with `offLoop` (the SQLite driver runs it on its reader thread). */
 export function offLoop(query: CompiledQuery): boolean {
-  return (query as { [OFF_LOOP]?: true })[OFF_LOOP] === true;
+  return (query as { [RUN_OPTIONS]?: RunOptions })[RUN_OPTIONS]?.offLoop === true;
+}
+
+/** The JavaScript functions a compiled statement calls on SQLite (prepared with `functions`). */
+export function sqliteFunctions(query: CompiledQuery): readonly SqliteFunction[] | undefined {
+  return (query as { [RUN_OPTIONS]?: RunOptions })[RUN_OPTIONS]?.functions;
 }
 
 /**
@@ -84,12 +94,15 @@ export function offLoop(query: CompiledQuery): boolean {
  * `offLoop`: a read that may take milliseconds no slicing can cut (a full-text match over long
  * posts): outside a transaction, SQLite runs it on a thread of its own and the event loop only
  * waits for its rows (decisions HN13). PostgreSQL runs every statement in its own process anyway.
+ * `functions`: the JavaScript functions the statement calls on SQLite (db/sqlite-functions.ts),
+ * defined on the connection or thread that runs it.
  */
 export function prepared<A extends Args, R>(
   build: (db: Kysely<DB>, p: A) => Compilable<R> | RawBuilder<R>,
-  options: { structural?: ReadonlyArray<keyof A & string>; offLoop?: boolean } = {},
+  options: { structural?: ReadonlyArray<keyof A & string> } & RunOptions = {},
 ): PreparedQuery<A, R> {
   const structural = new Set<string>(options.structural ?? []);
+  const runOptions: RunOptions | null = options.offLoop || options.functions ? { offLoop: options.offLoop, functions: options.functions } : null;
   // Per adapter (one per dialect instance; transactions share their database's), per shape.
   const plans = new WeakMap<object, Map<string, Plan>>();
 
@@ -136,7 +149,7 @@ export function prepared<A extends Args, R>(
       return slot.index === undefined ? value : (value as unknown[])[slot.index];
     });
     const compiled = { sql: plan.sql, query: plan.query, parameters, queryId: { queryId: plan.sql } } as CompiledQuery;
-    if (options.offLoop) (compiled as { [OFF_LOOP]?: true })[OFF_LOOP] = true;
+    if (runOptions) (compiled as { [RUN_OPTIONS]?: RunOptions })[RUN_OPTIONS] = runOptions;
     return compiled;
   }
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FIXTURE_MODULE, where } from '../../test/helpers/sqlite-function-fixture.js';
 import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
 import { prepared } from './prepared.js';
@@ -60,6 +61,22 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
     // The thread is still there for the next read.
     await sql`insert into notes (body) values ('three')`.execute(database.db);
     expect(await count.executeTakeFirst(database.db, {})).toEqual({ n: 3 });
+  });
+
+  it('defines the JavaScript functions a statement calls where it runs: on the thread when off the loop (decisions HN15)', async () => {
+    const functions = [{ name: 'cairn_where', fn: where, module: FIXTURE_MODULE, exportName: 'where' }];
+    const statement = (offLoop: boolean) =>
+      prepared((_db, p: { label: string }) => sql<{ at: string }>`select cairn_where(${p.label}) as at`, { offLoop, functions });
+    expect(await statement(true).execute(database.db, { label: 'first' })).toEqual([{ at: 'first on a thread' }]);
+    expect(await statement(true).execute(database.db, { label: 'again' })).toEqual([{ at: 'again on a thread' }]);
+    expect(await statement(false).execute(database.db, { label: 'inline' })).toEqual([{ at: 'inline on the event loop' }]);
+    // A module the thread cannot load fails that statement only, with the import's error.
+    const missing = prepared((_db, _p: Record<string, never>) => sql`select cairn_missing() as x`, {
+      offLoop: true,
+      functions: [{ name: 'cairn_missing', fn: where, module: new URL('./no-such-module.ts', FIXTURE_MODULE).href, exportName: 'where' }],
+    });
+    await expect(missing.execute(database.db, {})).rejects.toThrow(/no-such-module/);
+    expect(await statement(true).execute(database.db, { label: 'after' })).toEqual([{ at: 'after on a thread' }]);
   });
 
   // Linux keeps a nice value per thread (/proc/self/task/<tid>/stat, field 19).

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { BACKGROUND_PRIORITY_SOURCE } from './background-thread.js';
+import type { SqliteFunctionSpec } from './sqlite-functions.js';
 
 /**
  * Reads that run on a thread of their own (decisions HN13): a statement of a full-text search
@@ -17,8 +18,19 @@ const Database = require(workerData.module);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 100');
 const statements = new Map();
-parentPort.on('message', ({ id, sql, params }) => {
+const defined = new Set();
+// One message at a time, in order: defining a function imports its module first.
+let queue = Promise.resolve();
+parentPort.on('message', (m) => {
+  queue = queue.then(() => answer(m));
+});
+async function answer({ id, sql, params, functions }) {
   try {
+    for (const f of functions) {
+      if (defined.has(f.name)) continue;
+      db.function(f.name, { deterministic: true }, (await import(f.module))[f.exportName]);
+      defined.add(f.name);
+    }
     let statement = statements.get(sql);
     if (!statement) {
       statement = db.prepare(sql);
@@ -29,7 +41,7 @@ parentPort.on('message', ({ id, sql, params }) => {
   } catch (err) {
     parentPort.postMessage({ id, error: { message: String(err && err.message), code: err && err.code } });
   }
-});
+}
 `;
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (err: Error) => void };
@@ -48,15 +60,18 @@ export class SqliteReaderThread {
 
   constructor(private readonly file: string) {}
 
-  /** The rows of a statement that only reads, run on the thread (started on first use). */
-  all(sql: string, params: readonly unknown[]): Promise<unknown[]> {
+  /**
+   * The rows of a statement that only reads, run on the thread (started on first use), with the
+   * functions it calls defined there first (sqlite-functions.ts).
+   */
+  all(sql: string, params: readonly unknown[], functions: readonly SqliteFunctionSpec[] = []): Promise<unknown[]> {
     const thread = this.current ?? this.start();
     const id = this.nextId++;
     // A pending read keeps the process alive (a script awaiting it); an idle thread does not.
     if (!thread.pending.size) thread.worker.ref();
     return new Promise((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, sql, params });
+      thread.worker.postMessage({ id, sql, params, functions: functions.map(({ name, module, exportName }) => ({ name, module, exportName })) });
     });
   }
 

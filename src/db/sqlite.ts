@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
-import { offLoop } from './prepared.js';
+import { offLoop, sqliteFunctions } from './prepared.js';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
+import { defineSqliteFunctions } from './sqlite-functions.js';
 import { SqliteReaderThread } from './sqlite-reader-thread.js';
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -28,6 +29,8 @@ class SqliteHandle {
   }
 
   run(query: CompiledQuery): QueryResult<unknown> {
+    const functions = sqliteFunctions(query);
+    if (functions) defineSqliteFunctions(this.raw, functions);
     const stmt = this.statement(query.sql);
     const params = bindable(query.parameters);
     if (stmt.reader) return { rows: stmt.all(...params) };
@@ -286,7 +289,8 @@ class RoutedConnection implements DatabaseConnection {
     };
     let result: QueryResult<unknown>;
     if (this.release) result = run(driver.writer);
-    else if (driver.readerThread && offLoop(query)) return { rows: (await driver.readerThread.all(query.sql, bindable(query.parameters))) as R[] };
+    else if (driver.readerThread && offLoop(query))
+      return { rows: (await driver.readerThread.all(query.sql, bindable(query.parameters), sqliteFunctions(query))) as R[] };
     else {
       const reader = driver.readerFor(query.sql);
       // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.

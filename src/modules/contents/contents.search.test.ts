@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { markedToHtml, SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
+import { markedToHtml } from './contents.excerpt.js';
+import { SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
  * searchContents straight on the database (the HTTP route has its own tests): rows are inserted

@@ -2,8 +2,8 @@ import { sql, type Compilable, type Kysely, type QueryCreator, type RawBuilder, 
 import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/types.js';
 import { prepared, type PreparedQuery } from '../../db/prepared.js';
-import { escapeHtml } from '../../shared/richtext/to-html.js';
-import { timeSlicer } from '../../shared/time-slice.js';
+import type { SqliteFunction } from '../../db/sqlite-functions.js';
+import { CLOSE, ELLIPSIS, EXCERPT_MODULE, excerptHtml, markedToHtml, OPEN, type Term, termMatcher, titleHtml, WORD } from './contents.excerpt.js';
 
 /**
  * Full-text search over contents (decisions C4), on the index of migration 0009: SQLite FTS5
@@ -32,11 +32,6 @@ const MAX_TERMS = 16;
 const MAX_TERM_CHARS = 100;
 /** The last term is also matched as a prefix from this many characters on. */
 const MIN_PREFIX_CHARS = 2;
-/** Noncharacters (reserved for internal use): the highlight markers before escaping. Folded to spaces on PostgreSQL. */
-const OPEN = '\uFDD0';
-const CLOSE = '\uFDD1';
-const SNIPPET_TOKENS = 24;
-const ELLIPSIS = '…';
 /** PostgreSQL: the slice of the body ts_headline looks at, from this many characters before the first match. */
 const BODY_WINDOW = 1500;
 const BODY_WINDOW_BEFORE = 300;
@@ -47,11 +42,6 @@ const BODY_WINDOW_BEFORE = 300;
  * the newest id down, and stop at this many.
  */
 export const SEARCH_CANDIDATES = 1000;
-
-interface Term {
-  text: string;
-  prefix: boolean;
-}
 
 function parseTerms(q: string): Term[] {
   const words = q.normalize('NFC').match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu) ?? [];
@@ -116,39 +106,6 @@ function pgTsquery(terms: Term[], weights = ''): RawBuilder<unknown> {
 function rankOf(tier: number, s: number): number {
   const score = Number.isFinite(s) && s > 0 ? s / (1 + s) : 0;
   return 3 - tier + score;
-}
-
-/**
- * Text with OPEN/CLOSE markers into HTML: every piece escaped, markers as `<mark>`/`</mark>`,
- * balanced whatever the text holds (a marker character stored in a title cannot leave a tag
- * open). Runs of white space become one space.
- */
-export function markedToHtml(text: string): string {
-  let out = '';
-  let open = false;
-  let piece = '';
-  const flush = () => {
-    out += escapeHtml(piece);
-    piece = '';
-  };
-  for (const ch of text.replace(/\s+/g, ' ').trim()) {
-    if (ch === OPEN) {
-      if (!open) {
-        flush();
-        out += '<mark>';
-        open = true;
-      }
-    } else if (ch === CLOSE) {
-      if (open) {
-        flush();
-        out += '</mark>';
-        open = false;
-      }
-    } else piece += ch;
-  }
-  flush();
-  if (open) out += '</mark>';
-  return out.replace(/<mark><\/mark>/g, '');
 }
 
 /**
@@ -409,150 +366,42 @@ async function rankedPage(
 
 /** The page's hits with their highlights. */
 async function pageHits(db: Kysely<DB>, terms: Term[], rows: Array<{ id: number; score: number; tier: number }>, total: number, capped: boolean) {
-  // The bodies' first EXCERPT_HEAD characters (decisions HN7): a page of a hundred 60 KB posts
-  // was 6 MB of strings made and collected per request; a body whose excerpt is not settled
-  // within its head is read whole.
-  // A statement reads EXCERPT_ROWS bodies (SQLite loads a value whole before substr cuts it: 100
-  // bodies of 60 KB were one 5-70 ms statement), so the driver can give the loop a turn between them.
-  const byId = new Map<number, { title: string | null; body_head: string | null; whole: number }>();
+  // The highlights are made by the statement (contents.excerpt.ts as SQL functions), on the
+  // reader thread: the event loop receives a page's finished HTML, not 100 bodies to scan
+  // (decisions HN15). A statement does EXCERPT_ROWS rows, so other searches queued on the thread
+  // wait for a few rows, not a page.
+  const termsJson = JSON.stringify(terms);
+  const byId = new Map<number, { title_html: string; body_html: string }>();
   for (let i = 0; i < rows.length; i += EXCERPT_ROWS) {
     const ids = JSON.stringify(rows.slice(i, i + EXCERPT_ROWS).map((r) => r.id));
-    const marks = (await highlightsQuery.execute(db, { ids, head: EXCERPT_HEAD })) as Array<{
-      id: number;
-      title: string | null;
-      body_head: string | null;
-      whole: number;
-    }>;
-    for (const m of marks) byId.set(Number(m.id), m);
+    for (const m of await highlightsQuery.execute(db, { ids, terms: termsJson })) byId.set(Number(m.id), m);
   }
-  const slice = timeSlicer();
-  const hits: SearchHit[] = [];
-  for (const r of rows) {
-    await slice();
-    const m = byId.get(r.id);
-    const head = m?.body_head ?? '';
-    let excerpt = bodyExcerpt(head, terms, Boolean(m?.whole));
-    if (excerpt === null) {
-      const full = (await fullBodyQuery.executeTakeFirst(db, { id: r.id })) as { body_text: string | null } | undefined;
-      excerpt = bodyExcerpt(full?.body_text ?? '', terms) ?? '';
-    }
-    hits.push({
-      id: r.id,
-      rank: rankOf(r.tier, r.score),
-      titleHighlight: markedToHtml(markTerms(m?.title ?? '', terms)),
-      bodyHighlight: markedToHtml(excerpt),
-    });
-  }
+  const hits: SearchHit[] = rows.map((r) => ({
+    id: r.id,
+    rank: rankOf(r.tier, r.score),
+    titleHighlight: byId.get(r.id)?.title_html ?? '',
+    bodyHighlight: byId.get(r.id)?.body_html ?? '',
+  }));
   return { total, capped, hits };
 }
 
-/** Letters, digits and marks: the words of SQLite's unicode61 tokenizer, near enough for excerpts. */
-const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
-/** How a word is compared with a term: case and diacritics folded, as `remove_diacritics 2` does. */
-const foldWord = (w: string) => (ASCII.test(w) ? w.toLowerCase() : w.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase());
-/** A word of ASCII letters and digits has nothing to fold but case. */
-const ASCII = /^[0-9A-Za-z]*$/;
-/** Hits looked at to choose the excerpt: the body's first ones are enough to find a window with every term. */
-const EXCERPT_HITS = 64;
+/** The highlight functions SQLite statements call (HN15). */
+const HIGHLIGHT_FUNCTIONS: readonly SqliteFunction[] = [
+  { name: 'cairn_title_html', fn: titleHtml, module: EXCERPT_MODULE, exportName: 'titleHtml' },
+  { name: 'cairn_excerpt_html', fn: excerptHtml, module: EXCERPT_MODULE, exportName: 'excerptHtml' },
+];
 
-/** The whole text with OPEN/CLOSE around every word that matches a term (a title). */
-export function markTerms(text: string, terms: Term[]): string {
-  const match = termMatcher(terms);
-  return text.replace(WORD, (word) => (match(word) >= 0 ? `${OPEN}${word}${CLOSE}` : word));
-}
-
-/** Which term (its index) a word matches, or -1. */
-function termMatcher(terms: Term[]): (word: string) => number {
-  const folded = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
-  return (word) => {
-    const w = foldWord(word);
-    return folded.findIndex((t) => (t.prefix ? w.startsWith(t.text) : w === t.text));
-  };
-}
-
-/**
- * The body excerpt (decisions HN6): SNIPPET_TOKENS words around the body's first hits, with
- * OPEN/CLOSE around every word that matches a term, `…` where the body is cut. FTS5's snippet()
- * did this in SQL, but it scores a window at every hit against every other hit: 0.4 s for one
- * 20 KB body full of words starting with `a`, 6 s for a page of fifty 60 KB posts (`q=a`), all
- * of it one statement on the event loop. This reads the words once, up to a window's worth past
- * the first hit of every term (or EXCERPT_HITS hits), and chooses the window holding the most distinct terms (the earliest of equals),
- * centred on its hits as FTS5 does.
- */
-export function bodyExcerpt(text: string, terms: Term[]): string;
-export function bodyExcerpt(text: string, terms: Term[], whole: boolean): string | null;
-export function bodyExcerpt(text: string, terms: Term[], whole = true): string | null {
-  if (!text) return whole ? '' : null;
-  const termOf = termMatcher(terms);
-  const words: Array<{ start: number; end: number; term: number }> = [];
-  const hits: number[] = [];
-  let scannedAll = true;
-  const found = new Set<number>();
-  // exec on the one WORD regex, not matchAll: matchAll copies the regex, and a copy of a Unicode
-  // property class is compiled again on first use (0.1-0.6 ms a body, most of a page of excerpts).
-  WORD.lastIndex = 0;
-  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
-    const term = termOf(m[0]);
-    words.push({ start: m.index, end: m.index + m[0].length, term });
-    if (term >= 0) {
-      hits.push(words.length - 1);
-      found.add(term);
-    }
-    // Every term found (or enough hits looked at), and words enough to centre a window on the last hit.
-    if ((found.size === terms.length || hits.length >= EXCERPT_HITS) && hits.length > 0 && words.length - 1 - hits[hits.length - 1]! >= SNIPPET_TOKENS) {
-      scannedAll = false;
-      break;
-    }
-  }
-  // Only the head of the body, and the excerpt needs more of it (or its last word may be cut).
-  if (!whole && (scannedAll || words[words.length - 1]!.end >= text.length)) return null;
-  if (words.length === 0) return '';
-  let first = 0;
-  if (hits.length > 0) {
-    let best = { from: hits[0]!, to: hits[0]!, distinct: 0 };
-    for (const h of hits) {
-      const seen = new Set<number>();
-      let to = h;
-      for (let i = h; i < Math.min(words.length, h + SNIPPET_TOKENS); i++) {
-        if (words[i]!.term >= 0) {
-          seen.add(words[i]!.term);
-          to = i;
-        }
-      }
-      if (seen.size > best.distinct) best = { from: h, to, distinct: seen.size };
-      if (seen.size === terms.length) break;
-    }
-    first = Math.max(0, best.from - Math.floor((SNIPPET_TOKENS - (best.to - best.from + 1)) / 2));
-  }
-  if (scannedAll && words.length - first < SNIPPET_TOKENS) first = Math.max(0, words.length - SNIPPET_TOKENS);
-  const last = Math.min(words.length, first + SNIPPET_TOKENS) - 1;
-  let out = first === 0 ? text.slice(0, words[0]!.start) : ELLIPSIS;
-  for (let i = first; i <= last; i++) {
-    const w = words[i]!;
-    if (i > first) out += text.slice(words[i - 1]!.end, w.start);
-    const word = text.slice(w.start, w.end);
-    out += w.term >= 0 ? `${OPEN}${word}${CLOSE}` : word;
-  }
-  const cutAtEnd = last < words.length - 1 || !scannedAll;
-  return out + (cutAtEnd ? ELLIPSIS : text.slice(words[last]!.end));
-}
-
-// The page's titles and indexed bodies, by rowid: no MATCH, so no FTS5 auxiliary function reads
-// the rows' hit lists (highlight() loaded every hit of a body to mark a title).
+// The page's titles and excerpts, by rowid: no MATCH, so no FTS5 auxiliary function reads the
+// rows' hit lists (highlight() loaded every hit of a body to mark a title).
 const highlightsQuery = prepared(
-  (_db, p: { ids: string; head: number }) => sql<{ id: number; title: string | null; body_head: string | null; whole: number }>`
-    select rowid as id, title, substr(body_text, 1, ${p.head}) as body_head, length(body_text) <= ${p.head} as whole
+  (_db, p: { ids: string; terms: string }) => sql<{ id: number; title_html: string; body_html: string }>`
+    select rowid as id, cairn_title_html(title, ${p.terms}) as title_html, cairn_excerpt_html(body_text, ${p.terms}) as body_html
     from contents_fts
     where rowid in (select value from json_each(${p.ids}))`,
-  { offLoop: true },
+  { offLoop: true, functions: HIGHLIGHT_FUNCTIONS },
 );
-/** Characters of each body read for its excerpt; most excerpts are settled in the first few hundred words. */
-export const EXCERPT_HEAD = 4096;
-/** Bodies read per statement for the excerpts. */
-const EXCERPT_ROWS = 5;
-const fullBodyQuery = prepared((_db, p: { id: number }) => sql<{ body_text: string | null }>`select body_text from contents_fts where rowid = ${p.id}`, {
-  offLoop: true,
-});
+/** Rows highlighted per statement. */
+const EXCERPT_ROWS = 10;
 
 // ------------------------------------------------------------------------------------------------
 // PostgreSQL
