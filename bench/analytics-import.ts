@@ -5,7 +5,11 @@
  * prints the time, events a second and the database size per event: the data part 2's reports
  * are measured on (decisions A7). The file is kept when ANALYTICS_IMPORT_KEEP=1 (its path is printed).
  * ANALYTICS_IMPORT_PG_URL=postgres://… (a server) imports into a new PostgreSQL database there
- * instead (kept the same way; its URL is printed).
+ * instead (kept the same way; its URL is printed). ANALYTICS_IMPORT_RESUME=<a kept database's URL>
+ * goes on with an import that stopped: the events it holds are skipped (the same generator), and
+ * the rest imported into it. ANALYTICS_IMPORT_CONCURRENCY (default 1) requests are sent at a time:
+ * PostgreSQL imports through one request at a time use one core of two; with two in flight, a
+ * visitor whose events straddle two concurrent requests may get one session more than in order.
  *
  * The events: a year of days ending yesterday, ~27,000 a day for 10M; visitors of a few sessions
  * each, 3-8 events a session (pageviews, engagement, clicks, goals), 500 paths, 40 referrers, 30
@@ -24,7 +28,7 @@ import { rebuildDirtyDays } from '../src/modules/analytics/analytics.tasks.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
 import { BROWSERS, COUNTRIES, DEVICES, random } from './analytics-data.js';
 import { freePort, startChild, stopChild, waitForHttp } from './children.js';
-import { createBenchDatabase } from './postgres.js';
+import { adminStatement, createBenchDatabase } from './postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOTAL = Number(process.env.ANALYTICS_IMPORT_EVENTS ?? 10_000_000);
@@ -102,14 +106,28 @@ async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-analytics-import-'));
   // ANALYTICS_IMPORT_PG_URL (a PostgreSQL server): a database of the bench's own there instead of a SQLite file.
   const pgServer = process.env.ANALYTICS_IMPORT_PG_URL;
-  const pgDatabase = pgServer ? await createBenchDatabase(pgServer) : null;
-  const databaseUrl = pgDatabase?.url ?? path.join(dir, 'cairn.db');
+  const resume = process.env.ANALYTICS_IMPORT_RESUME;
+  const pgDatabase = resume ? null : pgServer ? await createBenchDatabase(pgServer) : null;
+  const onPostgres = pgDatabase !== null || Boolean(resume?.startsWith('postgres'));
+  const databaseUrl = resume ?? pgDatabase?.url ?? path.join(dir, 'cairn.db');
   const seeding = connectDatabase({ databaseUrl });
   await migrateToLatest(seeding);
-  const site = await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
+  const site = resume
+    ? await seeding.db
+        .selectFrom('sites')
+        .innerJoin('users', (j) => j.onRef('users.site_id', '=', 'sites.id').on('users.is_owner', '=', true))
+        .select(['sites.id as id', 'users.id as ownerUserId'])
+        .where('sites.name', '=', 'Analytics Bench')
+        .executeTakeFirstOrThrow()
+    : await createSite(seeding.db, { name: 'Analytics Bench', domain: 'bench.test' });
   const { token } = await createToken(seeding.db, { siteId: site.id, userId: site.ownerUserId, name: 'bench', scopes: 'all' });
+  const held = resume
+    ? Number((await sql<{ n: string }>`select count(*) as n from analytics_events where site_id = ${site.id}`.execute(seeding.db)).rows[0]!.n)
+    : 0;
   await seeding.close();
-  const emptyBytes = await sizeOf(databaseUrl, pgDatabase !== null);
+  if (held % PER_REQUEST !== 0) throw new Error(`the database holds ${held} events: not whole requests of ${PER_REQUEST}, so not where a run stopped`);
+  const emptyBytes = resume ? 0 : await sizeOf(databaseUrl, onPostgres);
+  const concurrency = Math.max(1, Number(process.env.ANALYTICS_IMPORT_CONCURRENCY ?? 1) || 1);
 
   const port = await freePort();
   const server = startChild(
@@ -130,47 +148,64 @@ async function main() {
   try {
     await waitForHttp(server, `${url}/health`);
     const started = performance.now();
-    let imported = 0;
+    let imported = held;
     let batch: Array<Record<string, unknown>> = [];
-    const send = async () => {
+    const inFlight = new Set<Promise<void>>();
+    const send = async (events: Array<Record<string, unknown>>) => {
       const res = await fetch(`${url}/v1/analytics/import`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
-        body: batch.map((e) => JSON.stringify(e)).join('\n'),
+        body: events.map((e) => JSON.stringify(e)).join('\n'),
       });
       const body = (await res.json()) as { imported: number; errorCount: number };
       if (res.status !== 201 || body.errorCount) throw new Error(`import answered ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
       imported += body.imported;
-      batch = [];
       if (imported % 500_000 === 0) log(`${imported.toLocaleString('en')} events, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      // A server without autovacuum (this machine's) never analyzes the table: with no statistics
+      // the import's key check scanned every event of the site per request, 1-2 s at 1.6M events.
+      if (onPostgres && imported % 1_000_000 === 0) await adminStatement(databaseUrl, 'analyze');
     };
+    const flush = async () => {
+      const sending = send(batch).finally(() => inFlight.delete(sending));
+      inFlight.add(sending);
+      batch = [];
+      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+    };
+    let skip = held;
     for (const event of events(TOTAL)) {
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
       batch.push(event);
-      if (batch.length === PER_REQUEST) await send();
+      if (batch.length === PER_REQUEST) await flush();
     }
-    if (batch.length) await send();
+    if (batch.length) await flush();
+    await Promise.all(inFlight);
     const importSec = (performance.now() - started) / 1000;
+    const importedNow = imported - held;
     await stopChild(server);
 
     const database = connectDatabase({ databaseUrl });
+    await database.refreshStatistics();
     const rebuildStart = performance.now();
     const { store } = analyticsOf(database.db);
     let days = 0;
     for (let n = 1; n > 0; days += n) n = await rebuildDirtyDays(store, Date.now() + DAY_MS, 0);
     const rebuildSec = (performance.now() - rebuildStart) / 1000;
     // The WAL's pages go into the file first, so the size is the data's, not a log's.
-    if (!pgDatabase) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    if (!onPostgres) await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
     await database.close();
-    const bytes = (await sizeOf(databaseUrl, pgDatabase !== null)) - emptyBytes;
+    const bytes = (await sizeOf(databaseUrl, onPostgres)) - emptyBytes;
     log('');
     log('| events imported | import time | events/s | rollup rebuild (days) | database growth | bytes per event |');
     log('| ---: | ---: | ---: | ---: | ---: | ---: |');
     log(
-      `| ${imported.toLocaleString('en')} | ${importSec.toFixed(0)} s | ${(imported / importSec).toFixed(0)} | ${rebuildSec.toFixed(0)} s (${days}) | ${(bytes / 1e6).toFixed(0)} MB | ${(bytes / imported).toFixed(0)} |`,
+      `| ${imported.toLocaleString('en')}${held ? ` (${held.toLocaleString('en')} before this run)` : ''} | ${importSec.toFixed(0)} s | ${(importedNow / importSec).toFixed(0)} | ${rebuildSec.toFixed(0)} s (${days}) | ${(bytes / 1e6).toFixed(0)} MB | ${(bytes / imported).toFixed(0)} |`,
     );
   } finally {
     if (server.proc.exitCode === null) await stopChild(server);
-    if (process.env.ANALYTICS_IMPORT_KEEP === '1') log(`database: ${databaseUrl}`);
+    if (process.env.ANALYTICS_IMPORT_KEEP === '1' || resume) log(`database: ${databaseUrl}`);
     else {
       rmSync(dir, { recursive: true, force: true });
       await pgDatabase?.drop();
