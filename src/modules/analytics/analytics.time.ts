@@ -9,10 +9,48 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 function formatOf(timezone: string): Intl.DateTimeFormat {
   let format = formats.get(timezone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', hourCycle: 'h23' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      hourCycle: 'h23',
+    });
     formats.set(timezone, format);
   }
   return format;
+}
+
+/** The zone's offset from UTC at `ms` (whole seconds, as the time zone database gives them). */
+function offsetAt(ms: number, timezone: string): number {
+  const p: Record<string, number> = {};
+  for (const part of formatOf(timezone).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The offset is asked of Intl once per zone and quarter of an hour (formatToParts costs a few
+ * microseconds and a dozen objects; every collected batch and new session needs a local day):
+ * the offset at both ends of the quarter, used for every instant of it when they agree. Zones
+ * change offset on quarter hours of UTC (old local mean times aside), so a quarter whose ends
+ * disagree holds an odd change; its instants ask Intl each.
+ */
+const QUARTER_MS = 900_000;
+const quarters = new Map<string, { quarter: number; offset: number | null }>();
+
+function offsetOf(ms: number, timezone: string): number {
+  const quarter = Math.floor(ms / QUARTER_MS);
+  let known = quarters.get(timezone);
+  if (known?.quarter !== quarter) {
+    const start = quarter * QUARTER_MS;
+    const first = offsetAt(start, timezone);
+    known = { quarter, offset: first === offsetAt(start + QUARTER_MS - 1000, timezone) ? first : null };
+    quarters.set(timezone, known);
+  }
+  return known.offset ?? offsetAt(ms, timezone);
 }
 
 export interface LocalTime {
@@ -25,10 +63,9 @@ export interface LocalTime {
 }
 
 export function localTime(ms: number, timezone: string): LocalTime {
-  const parts: Record<string, number> = {};
-  for (const p of formatOf(timezone).formatToParts(new Date(ms))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  const utc = Date.UTC(parts.year!, parts.month! - 1, parts.day!);
-  return { day: Math.round(utc / DAY_MS), hour: parts.hour! % 24, date: new Date(utc).toISOString().slice(0, 10) };
+  const local = ms + offsetOf(ms, timezone);
+  const day = Math.floor(local / DAY_MS);
+  return { day, hour: Math.floor((local - day * DAY_MS) / 3_600_000), date: dateOfDay(day) };
 }
 
 export const dateOfDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
