@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { DeliveryCache } from '../../src/plugins/delivery-cache.js';
+import { batch, collector, flush } from '../helpers/analytics.js';
 import { createTokenFor, TEST_DIALECT } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { useTestApp } from '../helpers/suite.js';
@@ -114,6 +115,18 @@ describe('the delivery cache', () => {
     expect((await a.api.get(`/v1/contents/${postA.id}`)).body.status).toBe('draft');
     expect((await a.front.get(`/v1/contents/${postA.id}`)).status).toBe(404);
     expect(hitsOf()).toBe(before);
+  });
+
+  it("keeps a site's answers when its tracker sends analytics batches (they change nothing it answers)", async () => {
+    const { api, front } = await siteWithReader();
+    const post = await publishedPost(api, 'Tracked');
+    await readUntilHit(front, `/v1/contents/${post.id}`);
+    const send = collector(ctx.app, (await api.get('/v1/site/info')).body.data.publicKey);
+    for (let i = 0; i < 3; i++) expect((await send(batch(`https://example.test/p/${i}`, [{ t: 'pageview' }]))).body).toEqual({ accepted: 1, dropped: 0 });
+    await flush(ctx.app);
+    const hits = hitsOf();
+    expect((await front.get(`/v1/contents/${post.id}`)).body.title).toBe('Tracked');
+    expect(hitsOf()).toBe(hits + 1);
   });
 
   it('serves the public site-block read from memory with its public headers, and forgets it when the block changes', async () => {

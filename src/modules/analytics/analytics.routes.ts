@@ -50,7 +50,8 @@ function publicRoutes(app: App, config: ModuleDeps['config'], collector: Collect
     '/public/analytics/events',
     {
       bodyLimit: COLLECTOR_BODY_LIMIT,
-      config: { scope: 'public', siteKey: true, rateLimit: { max: config.analytics.rateLimitMax, timeWindow: 60_000 } },
+      // A batch changes no answer the delivery cache holds: a site's tracked pageviews must not empty its cache.
+      config: { scope: 'public', siteKey: true, keepsDeliveryCache: true, rateLimit: { max: config.analytics.rateLimitMax, timeWindow: 60_000 } },
       schema: {
         tags,
         operationId: 'collectAnalyticsEvents',
