@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
-import { type AnalyticsQueryString, localMidnight, parseAnalyticsQuery, parseFilters, zoneOffset } from './analytics.query.js';
+import { type AnalyticsQueryString, localMidnight, parseAnalyticsQuery, parseFilters } from './analytics.query.js';
+import { zoneOffset } from './analytics.time.js';
 
 const KOLKATA = { id: 'site-1', timezone: 'Asia/Kolkata' };
 /** 2026-11-26 00:30 in Kolkata (+5:30), still the 25th in UTC: "today" is the site's day. */

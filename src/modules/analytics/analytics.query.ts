@@ -2,6 +2,7 @@ import { type TProperties, Type } from 'typebox';
 import { AppError, invalid } from '../../shared/errors.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../shared/pagination.js';
 import { type Period, PeriodQueryProperties, resolvePeriod } from '../../shared/periods.js';
+import { zoneOffset } from './analytics.time.js';
 
 /**
  * The one query model of every analytics report (decisions A8; design analytics.md 4, after
@@ -165,29 +166,6 @@ export function rejectUnknownParameters(schema: { properties: object }) {
 
 const dayOf = (date: LocalDate) => Math.round(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
 export const dateOf = (day: number): LocalDate => new Date(day * DAY_MS).toISOString().slice(0, 10);
-
-const offsetFormats = new Map<string, Intl.DateTimeFormat>();
-/** The zone's offset from UTC at an instant, in ms (+5:30 is 19,800,000). */
-export function zoneOffset(ms: number, timezone: string): number {
-  let f = offsetFormats.get(timezone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    offsetFormats.set(timezone, f);
-  }
-  const p: Record<string, number> = {};
-  for (const part of f.formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  const local = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!);
-  return local - Math.floor(ms / 1000) * 1000;
-}
 
 /**
  * The instant a local day starts in a zone. Twice through the offset: the offset at the UTC

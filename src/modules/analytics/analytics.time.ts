@@ -24,8 +24,8 @@ function formatOf(timezone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The zone's offset from UTC at `ms` (whole seconds, as the time zone database gives them). */
-function offsetAt(ms: number, timezone: string): number {
+/** The zone's offset from UTC at an instant, in ms (+5:30 is 19,800,000; whole seconds, as the time zone database gives them). */
+export function zoneOffset(ms: number, timezone: string): number {
   const p: Record<string, number> = {};
   for (const part of formatOf(timezone).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
@@ -46,11 +46,11 @@ function offsetOf(ms: number, timezone: string): number {
   let known = quarters.get(timezone);
   if (known?.quarter !== quarter) {
     const start = quarter * QUARTER_MS;
-    const first = offsetAt(start, timezone);
-    known = { quarter, offset: first === offsetAt(start + QUARTER_MS - 1000, timezone) ? first : null };
+    const first = zoneOffset(start, timezone);
+    known = { quarter, offset: first === zoneOffset(start + QUARTER_MS - 1000, timezone) ? first : null };
     quarters.set(timezone, known);
   }
-  return known.offset ?? offsetAt(ms, timezone);
+  return known.offset ?? zoneOffset(ms, timezone);
 }
 
 export interface LocalTime {
