@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startChild } from './children.js';
+import { freePort, startChild, stopChild, waitForHttp } from './children.js';
 import type { BenchContext } from './endpoints.js';
 import { collectorTarget } from './analytics-collector.js';
 import { type LoadSettings, type Measurement, measure, type Probe, type Target } from './measure.js';
@@ -17,12 +17,23 @@ export interface NoisyNeighbourRow {
   ratio: number;
   floodResponses: number;
   floodNon2xx: number;
+  /**
+   * BENCH_NOISY_FLOOR: the neighbour's p99 while the same requests, at the rate the service
+   * answered them, go to bare node:http in a process of its own, over the round's quiet p99: what
+   * the flood's client, the kernel and a server doing nothing cost the neighbour on this
+   * machine's cores, the floor under `ratio`.
+   */
+  floorRatio?: number;
 }
 
-const FLOOD_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'flood.mjs');
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const FLOOD_SCRIPT = path.join(BENCH_DIR, 'flood.mjs');
 
 /** Runs a flood in a process of its own (bench/flood.mjs), as the noisy tenant's own client. */
-async function flood(target: autocannon.Options): Promise<{ total: number; non2xx: number }> {
+/** autocannon's options; `overallRate` (requests a second over all connections) is missing from its types. */
+type FloodOptions = autocannon.Options & { overallRate?: number };
+
+async function flood(target: FloodOptions): Promise<{ total: number; non2xx: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-flood-'));
   const file = path.join(dir, 'options.json');
   writeFileSync(file, JSON.stringify(target));
@@ -131,45 +142,85 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
   // BENCH_NOISY_ROUNDS: quiet and loud measured in turn this many times, the row's figures those
   // of the round with the median ratio (a shared machine's noise moves single p99s 2-3x).
   const rounds = Math.max(1, Number(process.env.BENCH_NOISY_ROUNDS ?? 1) || 1);
-  for (const { name, target, seed } of floods) {
-    if (only?.length && !only.some((part) => name.toLowerCase().includes(part))) continue;
-    await seed?.();
-    // One flood first, unmeasured: the first round otherwise measures the server compiling the
-    // heavy path and its first large transactions (the import row's first round was 4.8-5.0x where
-    // the later ones were 0.8-3.5x, on the old code and the new alike).
-    await flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec });
-    const measured: NoisyNeighbourRow[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const quiet = await measure(neighbourRead, settings, probe);
-      // The flood starts first and outlasts the measured run (its warm-up included).
-      const run = flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec + 2 });
-      await new Promise((r) => setTimeout(r, 1000));
-      const loud = await measure(neighbourRead, settings, probe);
-      const floodResult = await run;
-      measured.push({
-        flood: rounds > 1 ? `${name} (median of ${rounds} rounds: ${'{ratios}'})` : name,
-        quiet,
-        loud,
-        ratio: quiet.p99Ms > 0 ? loud.p99Ms / quiet.p99Ms : Number.NaN,
-        floodResponses: floodResult.total,
-        floodNon2xx: floodResult.non2xx,
+  const floor = process.env.BENCH_NOISY_FLOOR ? await startFloorServer() : null;
+  try {
+    for (const { name, target, seed } of floods) {
+      if (only?.length && !only.some((part) => name.toLowerCase().includes(part))) continue;
+      await seed?.();
+      // One flood first, unmeasured: the first round otherwise measures the server compiling the
+      // heavy path and its first large transactions (the import row's first round was 4.8-5.0x where
+      // the later ones were 0.8-3.5x, on the old code and the new alike).
+      await flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec });
+      const measured: NoisyNeighbourRow[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const quiet = await measure(neighbourRead, settings, probe);
+        // The flood starts first and outlasts the measured run (its warm-up included).
+        const floodSec = settings.warmupSec + settings.durationSec + 2;
+        const run = flood({ ...target, connections: 2, timeout: 60, duration: floodSec });
+        await new Promise((r) => setTimeout(r, 1000));
+        const loud = await measure(neighbourRead, settings, probe);
+        const floodResult = await run;
+        let floorRatio: number | undefined;
+        if (floor) {
+          // The same requests at the rate the service answered them, sent to bare node:http: unpaced,
+          // a bare server answers a 1.5 MB body ten times as often, and the kernel's copying then
+          // costs the neighbour more than the service does (2.3x for the metadata row, 4x for imports).
+          const floorRun = flood({
+            ...target,
+            url: floor.url + new URL(target.url as string).pathname,
+            connections: 2,
+            timeout: 60,
+            duration: floodSec,
+            overallRate: Math.max(1, Math.round(floodResult.total / floodSec)),
+          });
+          await new Promise((r) => setTimeout(r, 1000));
+          const floorLoud = await measure(neighbourRead, settings, { ...probe, ourPids: [...probe.ourPids, floor.child.pid] });
+          await floorRun;
+          floorRatio = quiet.p99Ms > 0 ? floorLoud.p99Ms / quiet.p99Ms : Number.NaN;
+        }
+        measured.push({
+          flood: rounds > 1 ? `${name} (median of ${rounds} rounds: ${'{ratios}'})` : name,
+          quiet,
+          loud,
+          ratio: quiet.p99Ms > 0 ? loud.p99Ms / quiet.p99Ms : Number.NaN,
+          floodResponses: floodResult.total,
+          floodNon2xx: floodResult.non2xx,
+          ...(floorRatio !== undefined ? { floorRatio } : {}),
+        });
+      }
+      const sorted = [...measured].sort((a, b) => a.ratio - b.ratio);
+      const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+      const floors = measured.flatMap((r) => (r.floorRatio !== undefined ? [r.floorRatio] : [])).sort((a, b) => a - b);
+      rows.push({
+        ...median,
+        flood: median.flood.replace('{ratios}', measured.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')),
+        // The floor's own median over the rounds, not the median round's.
+        ...(floors.length ? { floorRatio: floors[Math.floor((floors.length - 1) / 2)]! } : {}),
       });
     }
-    const sorted = [...measured].sort((a, b) => a.ratio - b.ratio);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    rows.push({ ...median, flood: median.flood.replace('{ratios}', measured.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')) });
+  } finally {
+    if (floor) await stopChild(floor.child);
   }
   return rows;
 }
 
+/** bench/bare-server.mjs on a port of its own, the target of the floor's floods. */
+async function startFloorServer() {
+  const port = await freePort();
+  const child = startChild('bare node:http (floor)', [path.join(BENCH_DIR, 'bare-server.mjs')], { ...process.env, PORT: String(port) }, process.cwd());
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(child, `${url}/`);
+  return { child, url };
+}
+
 export function formatNoisyNeighbour(rows: readonly NoisyNeighbourRow[]): string {
   const lines = [
-    '| neighbour read (GET /v1/tags, other site) while | quiet p50 / p99 ms | loud p50 / p99 ms | p99 ratio (target ≤ 1.5x) | flood requests (non-2xx) |',
-    '| --- | ---: | ---: | ---: | ---: |',
+    '| neighbour read (GET /v1/tags, other site) while | quiet p50 / p99 ms | loud p50 / p99 ms | p99 ratio (target ≤ 1.5x) | floor: same flood to bare node:http | flood requests (non-2xx) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.flood} | ${r.quiet.p50Ms.toFixed(2)} / ${r.quiet.p99Ms.toFixed(2)} | ${r.loud.p50Ms.toFixed(2)} / ${r.loud.p99Ms.toFixed(2)} | ${r.ratio.toFixed(2)}x${r.ratio > 1.5 ? ' ✗' : ''} | ${r.floodResponses} (${r.floodNon2xx}) |`,
+      `| ${r.flood} | ${r.quiet.p50Ms.toFixed(2)} / ${r.quiet.p99Ms.toFixed(2)} | ${r.loud.p50Ms.toFixed(2)} / ${r.loud.p99Ms.toFixed(2)} | ${r.ratio.toFixed(2)}x${r.ratio > 1.5 ? ' ✗' : ''} | ${r.floorRatio !== undefined ? `${r.floorRatio.toFixed(2)}x` : '–'} | ${r.floodResponses} (${r.floodNon2xx}) |`,
     );
   }
   return lines.join('\n');
