@@ -49,4 +49,38 @@ describe('the heavy-work lane (decisions HN11)', () => {
     // Paced on a timer: the turn (where sockets are read) comes first.
     expect(busy).toEqual(['next turn', 'heavy piece']);
   });
+
+  it('while requests arrive, pauses three times as long as the last piece ran; a piece holding the writer 1 ms (decisions HN16)', async () => {
+    /** Runs a piece of about `ms`, then asks for the next turn: which comes first, it or a 6 ms timer? */
+    const afterPiece = async (ms: number, holdsWriter: boolean) => {
+      await heavyTurn();
+      const until = performance.now() + ms;
+      while (performance.now() < until) {}
+      noteArrival();
+      const order: string[] = [];
+      // Timers fire in deadline order, however late the loop is: robust on a loaded machine.
+      setTimeout(() => order.push('6 ms timer'), 6);
+      await heavyTurn(holdsWriter);
+      order.push('heavy piece');
+      return order[0];
+    };
+    await sleep(10);
+    noteArrival();
+    // A 4 ms piece (a statement batch can run past SLICE_MS): a 12 ms pause, the loop's other
+    // requests get three quarters of it (a fixed 1 ms pause gave heavy work half).
+    expect(await afterPiece(4, false)).toBe('6 ms timer');
+    await sleep(30);
+    noteArrival();
+    // Inside a write transaction: 1 ms, whatever the piece took.
+    expect(await afterPiece(4, true)).toBe('heavy piece');
+    // With nothing arriving, no pause at all.
+    await sleep(10);
+    const free = performance.now();
+    const order: string[] = [];
+    setTimeout(() => order.push('1 ms timer'), 1);
+    await heavyTurn();
+    order.push('heavy piece');
+    expect(order[0]).toBe('heavy piece');
+    expect(performance.now() - free).toBeLessThan(50);
+  });
 });

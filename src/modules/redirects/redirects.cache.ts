@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/types.js';
 import * as repo from './redirects.repository.js';
 import { RuleSet } from './redirects.rules.js';
-import { timeSlicer } from '../../shared/time-slice.js';
+import { SLICE_MS, timeSlicer } from '../../shared/time-slice.js';
 
 /** A site's redirect settings (decisions R8, R9). */
 export interface RedirectSettings {
@@ -36,7 +36,8 @@ export const RULES_PAGE = 250;
 export async function loadSiteRules(db: Executor, siteId: string): Promise<SiteRules> {
   const ctx = await repo.siteContext(db, siteId);
   const rules = new RuleSet([]);
-  const slice = timeSlicer();
+  // Inside an import's transaction the writer is held: paced as such (decisions HN16).
+  const slice = timeSlicer(SLICE_MS, db.isTransaction);
   for (let after = 0; ; ) {
     await slice();
     const rows = await repo.activeRulesPage(db, siteId, after, RULES_PAGE);

@@ -2,7 +2,7 @@ import type { Db } from '../../db/types.js';
 import type { ApiOf } from '../../kit/fields.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { dateBound, type ListQuery, paginate, pageMeta } from '../../shared/pagination.js';
-import { timeSlicer } from '../../shared/time-slice.js';
+import { SLICE_MS, timeSlicer } from '../../shared/time-slice.js';
 import { type RedirectSettings, loadSiteRules, settingsOf } from './redirects.cache.js';
 import { missHash, type Visitor } from './redirects.hits.js';
 import * as repo from './redirects.repository.js';
@@ -198,6 +198,8 @@ export async function importRedirects(
     hashes.push('input' in e ? sourceHash(e.input.sourcePath, e.input.isRegex ?? false) : undefined);
   }
   await ctx.db.transaction().execute(async (trx) => {
+    // The writer is held from here on: paced as such (decisions HN16).
+    const slice = timeSlicer(SLICE_MS, true);
     const site = await loadSiteRules(trx, siteId);
     const taken = await redirects.repo.takenValues(
       trx,
