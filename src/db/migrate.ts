@@ -38,11 +38,15 @@ import * as m0041 from './migrations/0041_analytics_driving_indexes.js';
 import * as m0043 from './migrations/0043_redirect_rules_page_index.js';
 import * as m0045 from './migrations/0045_content_counts_slots.js';
 import * as m0046 from './migrations/0046_analytics_pair_scroll_cwv.js';
+import * as m0047 from './migrations/0047_redirect_rule_versions.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
   string,
-  { up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never; down?: Migration['down'] }
+  {
+    up: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never;
+    down?: Migration['up'] extends (db: infer D) => unknown ? (db: D, dialect: 'sqlite' | 'postgres') => Promise<void> : never;
+  }
 > = {
   '0001_platform': m0001,
   '0002_tags': m0002,
@@ -82,6 +86,7 @@ const MIGRATIONS: Record<
   '0043_redirect_rules_page_index': m0043,
   '0045_content_counts_slots': m0045,
   '0046_analytics_pair_scroll_cwv': m0046,
+  '0047_redirect_rule_versions': m0047,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -89,7 +94,8 @@ class StaticProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const out: Record<string, Migration> = {};
     for (const [name, m] of Object.entries(MIGRATIONS)) {
-      out[name] = { up: (db) => m.up(db, this.dialect), down: m.down };
+      const down = m.down;
+      out[name] = { up: (db) => m.up(db, this.dialect), ...(down ? { down: (db: Parameters<typeof down>[0]) => down(db, this.dialect) } : {}) };
     }
     return out;
   }

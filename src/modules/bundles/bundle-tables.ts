@@ -301,6 +301,7 @@ export const NOT_BUNDLED: Record<string, string> = {
   webhook_attempts: 'the delivery log of the source',
   redirect_logs: "visitors' hits, with their addresses",
   redirect_misses: "visitors' 404s",
+  redirect_rule_versions: 'a count of changes to the rules, made anew by the first import into the site (decisions HN17)',
   cookie_consents: "visitors' consent records, with their (truncated) addresses",
   cookie_consent_daily_counts: "counts of visitors' consent records",
   content_counts: 'kept by triggers from contents',

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import type { AutoId, Bool, Executor, Timestamp } from '../../db/types.js';
@@ -50,8 +50,15 @@ export interface RedirectSettingsTable {
   updated_at: Timestamp;
 }
 
+/** A site's rules version: one more at every change to a rule, by trigger (migration 0047, decisions HN17). */
+export interface RedirectRuleVersionsTable {
+  site_id: string;
+  version: number;
+}
+
 declare module '../../db/types.js' {
   interface DB {
+    redirect_rule_versions: RedirectRuleVersionsTable;
     redirects: RedirectsTable;
     redirect_logs: RedirectLogsTable;
     redirect_misses: RedirectMissesTable;
@@ -81,6 +88,36 @@ export function activeRulesPage(db: Executor, siteId: string, afterId: number, l
 }
 
 /** The site's domain (absolute targets on it are followed when checking loops) and its redirect settings. */
+/** Makes the site's rules version row (at 0) if it has none: the triggers only count on a row that exists. */
+export async function ensureRulesVersion(db: Executor, siteId: string): Promise<void> {
+  await db
+    .insertInto('redirect_rule_versions')
+    .values({ site_id: siteId, version: 0 })
+    .onConflict((oc) => oc.column('site_id').doNothing())
+    .execute();
+}
+
+/** The site's rules version as committed (0 without a row). */
+export async function rulesVersion(db: Executor, siteId: string): Promise<number> {
+  const row = await db.selectFrom('redirect_rule_versions').select('version').where('site_id', '=', siteId).executeTakeFirst();
+  return Number(row?.version ?? 0);
+}
+
+/**
+ * Inside a transaction: the site's rules version, its row locked until commit (made if absent).
+ * On PostgreSQL another transaction changing the site's rules waits here, and one that committed
+ * meanwhile is seen; on SQLite the transaction already holds the one writer.
+ */
+export async function lockRulesVersion(trx: Executor, siteId: string): Promise<number> {
+  const row = await trx
+    .insertInto('redirect_rule_versions')
+    .values({ site_id: siteId, version: 0 })
+    .onConflict((oc) => oc.column('site_id').doUpdateSet({ version: sql`redirect_rule_versions.version` }))
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return Number(row.version);
+}
+
 export function siteContext(db: Executor, siteId: string) {
   return db
     .selectFrom('sites')

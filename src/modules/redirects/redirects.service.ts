@@ -169,90 +169,118 @@ export interface ImportResult {
   errorCount: number;
 }
 
+type ImportEntries = Array<{ row: number; input: RuleInput } | { row: number; error: { field?: string; message: string } }>;
+
+/** What an import stores and reports, checked against the site's rules as one executor sees them. */
+interface ImportPlan {
+  result: ImportResult;
+  rows: Array<Omit<Row, 'created_at' | 'updated_at'>>;
+}
+
+/**
+ * Tests change the site's rules here, between the check before the transaction and the
+ * transaction, to show the import then checks again (decisions HN17). Nothing else sets it.
+ */
+export const importSeams: { afterCheck: (() => Promise<void>) | null } = { afterCheck: null };
+
 /**
  * Imports rules in one transaction: each row is checked like a create (fields, pattern, loops
  * and chains against the site's rules and the rows before it); a bad row is named by its row
  * number and left out whole, a duplicate source path (on the site or earlier in the file) is
  * skipped, and the rest is stored. Rows are numbered from 1 (the CSV header is row 0).
+ *
+ * The checks run before the transaction (decisions HN17): reading and compiling a large site's
+ * rules took seconds, all of it holding SQLite's one writer, so every other site's writes waited.
+ * The site's rules version, read before and after them and again (locked) in the transaction,
+ * says whether they still hold; when it moved, the transaction checks again with what it sees.
  */
-export async function importRedirects(
-  ctx: RedirectsContext,
-  siteId: string,
-  entries: Array<{ row: number; input: RuleInput } | { row: number; error: { field?: string; message: string } }>,
-): Promise<ImportResult> {
+export async function importRedirects(ctx: RedirectsContext, siteId: string, entries: ImportEntries): Promise<ImportResult> {
   if (entries.length > MAX_IMPORT_ROWS) {
     throw invalid('VALIDATION_FAILED', 'entries', `An import holds at most ${MAX_IMPORT_ROWS} rows; split the file.`);
   }
-  const result: ImportResult = { imported: 0, skipped: 0, errors: [], errorCount: 0 };
-  const fail = (row: number, field: string | undefined, message: string) => {
-    result.errorCount += 1;
-    if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row, ...(field ? { field } : {}), message });
-  };
   // 9,000 rows of checks held the event loop about 700 ms in one piece: every step gives the
-  // loop a turn once its slice is used up (decisions HN6, HN7). The hashes are made before the
-  // transaction takes the writer.
+  // loop a turn once its slice is used up (decisions HN6, HN7).
   const slice = timeSlicer();
   const hashes: Array<string | undefined> = [];
   for (const e of entries) {
     await slice();
     hashes.push('input' in e ? sourceHash(e.input.sourcePath, e.input.isRegex ?? false) : undefined);
   }
-  await ctx.db.transaction().execute(async (trx) => {
+  await repo.ensureRulesVersion(ctx.db, siteId);
+  const versionBefore = await repo.rulesVersion(ctx.db, siteId);
+  const checked = await planImport(ctx.db, siteId, entries, hashes, false);
+  const checkedAt = (await repo.rulesVersion(ctx.db, siteId)) === versionBefore ? versionBefore : null;
+  await importSeams.afterCheck?.();
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const version = await repo.lockRulesVersion(trx, siteId);
+    const plan = version === checkedAt ? checked : await planImport(trx, siteId, entries, hashes, true);
     // The writer is held from here on: paced as such (decisions HN16).
-    const slice = timeSlicer(SLICE_MS, true);
-    const site = await loadSiteRules(trx, siteId);
-    const taken = await redirects.repo.takenValues(
-      trx,
-      siteId,
-      'source_hash',
-      hashes.filter((h) => h !== undefined),
-    );
+    const insertSlice = timeSlicer(SLICE_MS, true);
     const at = now();
-    const rows: Row[] = [];
-    let nextId = -1;
-    for (const [index, entry] of entries.entries()) {
-      await slice();
-      if ('error' in entry) {
-        fail(entry.row, entry.error.field, entry.error.message);
-        continue;
-      }
-      const input = entry.input;
-      const hash = hashes[index]!;
-      if (taken.has(hash)) {
-        result.skipped += 1;
-        continue;
-      }
-      try {
-        checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex: input.isRegex ?? false });
-        if (input.isActive !== false) {
-          // Provisional negative ids: rows before this one count in its loop check.
-          const candidate = asRule(nextId--, input);
-          site.rules.add(candidate);
-          try {
-            checkChain(site.rules, candidate, site.domain);
-          } catch (err) {
-            site.rules.remove(candidate.id);
-            throw err;
-          }
-        }
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        const field = err.errors ? Object.keys(err.errors)[0] : undefined;
-        fail(entry.row, field, err.message);
-        continue;
-      }
-      taken.add(hash);
-      rows.push({ ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash, created_at: at, updated_at: at });
-    }
     // 100 rules a statement: about 1 ms each, 2-7 ms at 200 on a busy machine (decisions HN11).
-    for (let i = 0; i < rows.length; i += 100) {
-      await slice();
-      await repo.insertMany(trx, rows.slice(i, i + 100) as never);
+    for (let i = 0; i < plan.rows.length; i += 100) {
+      await insertSlice();
+      await repo.insertMany(trx, plan.rows.slice(i, i + 100).map((r) => ({ ...r, created_at: at, updated_at: at })) as never);
     }
-    result.imported = rows.length;
+    plan.result.imported = plan.rows.length;
+    return plan.result;
   });
   if (result.imported) ctx.cache.forget(siteId);
   return result;
+}
+
+/** The import's checks against the site's rules as `db` sees them (`holdsWriter`: inside the transaction). */
+async function planImport(db: Db, siteId: string, entries: ImportEntries, hashes: Array<string | undefined>, holdsWriter: boolean): Promise<ImportPlan> {
+  const result: ImportResult = { imported: 0, skipped: 0, errors: [], errorCount: 0 };
+  const fail = (row: number, field: string | undefined, message: string) => {
+    result.errorCount += 1;
+    if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row, ...(field ? { field } : {}), message });
+  };
+  const slice = timeSlicer(SLICE_MS, holdsWriter);
+  const site = await loadSiteRules(db, siteId);
+  const taken = await redirects.repo.takenValues(
+    db,
+    siteId,
+    'source_hash',
+    hashes.filter((h) => h !== undefined),
+  );
+  const rows: ImportPlan['rows'] = [];
+  let nextId = -1;
+  for (const [index, entry] of entries.entries()) {
+    await slice();
+    if ('error' in entry) {
+      fail(entry.row, entry.error.field, entry.error.message);
+      continue;
+    }
+    const input = entry.input;
+    const hash = hashes[index]!;
+    if (taken.has(hash)) {
+      result.skipped += 1;
+      continue;
+    }
+    try {
+      checkRule({ sourcePath: input.sourcePath, targetUrl: input.targetUrl, isRegex: input.isRegex ?? false });
+      if (input.isActive !== false) {
+        // Provisional negative ids: rows before this one count in its loop check.
+        const candidate = asRule(nextId--, input);
+        site.rules.add(candidate);
+        try {
+          checkChain(site.rules, candidate, site.domain);
+        } catch (err) {
+          site.rules.remove(candidate.id);
+          throw err;
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const field = err.errors ? Object.keys(err.errors)[0] : undefined;
+      fail(entry.row, field, err.message);
+      continue;
+    }
+    taken.add(hash);
+    rows.push({ ...redirectFields.insertRow(input), site_id: siteId, source_hash: hash });
+  }
+  return { result, rows };
 }
 
 // ---- export (decisions F2, R7) ----

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { connectDatabase } from '../../db/connect.js';
 import { buildTestApp, createTokenFor } from '../../../test/helpers/app.js';
@@ -5,6 +6,7 @@ import { client, expectErrorShape } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { RedirectCache } from './redirects.cache.js';
 import { RuleSet } from './redirects.rules.js';
+import { importSeams } from './redirects.service.js';
 
 const ctx = useTestApp();
 const site = ctx.site;
@@ -516,6 +518,77 @@ describe('import and export (decisions R1, F2)', () => {
     expect(list.map((r: any) => r.sourcePath)).toEqual(['/exists', '/i1', '^/re/(.*)$']);
     expect(list[2]).toMatchObject({ isRegex: true, statusCode: 302, preserveQueryString: true, note: 'from import' });
     expect((await api.get('/v1/redirects/resolve?path=/re/a')).body.data.targetUrl).toBe('/t/a');
+  });
+
+  it('checks before its transaction; a rule written between the check and the transaction makes it check again (decisions HN17)', async () => {
+    const api = await site();
+    await create(api, { sourcePath: '/kept', targetUrl: '/k' });
+    // After the check, before the transaction: a rule that turns row 1 into a loop, and row 2's source.
+    importSeams.afterCheck = async () => {
+      importSeams.afterCheck = null;
+      await create(api, { sourcePath: '/b', targetUrl: '/a' });
+      await create(api, { sourcePath: '/c', targetUrl: '/x' });
+    };
+    try {
+      const res = await api.post('/v1/redirects/import', {
+        entries: [
+          { sourcePath: '/a', targetUrl: '/b' },
+          { sourcePath: '/c', targetUrl: '/d' },
+          { sourcePath: '/e', targetUrl: '/f' },
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({ imported: 1, skipped: 1, errorCount: 1 });
+      expect(res.body.errors.map((e: any) => [e.row, e.field])).toEqual([[1, 'targetUrl']]);
+      expect(res.body.errors[0].message).toMatch(/loop/);
+    } finally {
+      importSeams.afterCheck = null;
+    }
+    const list = (await api.get('/v1/redirects?sortBy=source_path&sortOrder=asc')).body.data;
+    expect(list.map((r: any) => [r.sourcePath, r.targetUrl])).toEqual([
+      ['/b', '/a'],
+      ['/c', '/x'],
+      ['/e', '/f'],
+      ['/kept', '/k'],
+    ]);
+  });
+
+  it("keeps each site's rules version once it imports: one more per rule inserted, updated or deleted, none for a hit (migration 0047)", async () => {
+    const api = await site();
+    const other = await site();
+    const version = async (siteId: string) =>
+      (await sql<{ version: number | string }>`select version from redirect_rule_versions where site_id = ${siteId}`.execute(ctx.app.database.db)).rows.map(
+        (r) => Number(r.version),
+      );
+    const siteId = (await api.get('/v1/site/info')).body.data.id;
+    const otherId = (await other.get('/v1/site/info')).body.data.id;
+    const rule = await create(api, { sourcePath: '/v1', targetUrl: '/one' });
+    // No row until the site's first import makes it (at 0), then its row counts.
+    expect(await version(siteId)).toEqual([]);
+    expect((await api.post('/v1/redirects/import', { entries: [{ sourcePath: '/v2', targetUrl: '/t' }] })).body.imported).toBe(1);
+    expect(await version(siteId)).toEqual([1]);
+    await create(api, { sourcePath: '/v3', targetUrl: '/t' });
+    expect(await version(siteId)).toEqual([2]);
+    expect((await api.put(`/v1/redirects/${rule.id}`, { targetUrl: '/two' })).status).toBe(200);
+    expect(await version(siteId)).toEqual([3]);
+    // A hit moves the counter, not the version.
+    expect((await api.get('/v1/redirects/resolve?path=/v1')).status).toBe(200);
+    expect((await api.get(`/v1/redirects/${rule.id}`)).body.data.hitCount).toBe(1);
+    expect(await version(siteId)).toEqual([3]);
+    const imported = await api.post('/v1/redirects/import', {
+      entries: [
+        { sourcePath: '/v4', targetUrl: '/t' },
+        { sourcePath: '/v5', targetUrl: '/t' },
+      ],
+    });
+    expect(imported.body.imported).toBe(2);
+    expect(await version(siteId)).toEqual([5]);
+    expect((await api.delete(`/v1/redirects/${rule.id}`)).status).toBe(200);
+    expect(await version(siteId)).toEqual([6]);
+    expect(await version(otherId)).toEqual([]);
+    // A site deleted with its rules (a bundle import's dry run does it): the triggers make no row for it.
+    await ctx.app.database.db.deleteFrom('sites').where('id', '=', siteId).execute();
+    expect(await version(siteId)).toEqual([]);
   });
 
   it('lists at most 1,000 errors, counts them all, and refuses more than 10,000 rows', async () => {
