@@ -92,9 +92,22 @@ async function seedLongPosts(serverUrl: string, token: string, count: number): P
  * the public analytics collector, and (issue 36 item 3) a create with a 100,000-key `metadata`
  * object, `search?q=a&limit=100` over 100 posts of 60 KB, and 9,000-row redirect imports.
  * BENCH_NOISY (a part of a row's name, case-insensitive; several separated by `|`) measures the matching rows only.
+ * BENCH_NOISY_NEIGHBOUR=create: the neighbour creates tags instead of reading them.
  */
 export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext, settings: LoadSettings, probe: Probe): Promise<NoisyNeighbourRow[]> {
-  const neighbourRead: Target = { url: `${serverUrl}/v1/tags?limit=20`, method: 'GET', headers: { authorization: `Bearer ${ctx.neighbourToken as string}` } };
+  const neighbourAuth = { authorization: `Bearer ${ctx.neighbourToken as string}` };
+  // BENCH_NOISY_NEIGHBOUR=create: the neighbour creates tags instead of reading them (a write waits
+  // for SQLite's one writer, which a heavy write transaction of the flooding site holds).
+  const neighbourRead: Target =
+    process.env.BENCH_NOISY_NEIGHBOUR === 'create'
+      ? {
+          url: `${serverUrl}/v1/tags`,
+          method: 'POST',
+          headers: { ...neighbourAuth, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Neighbour [<id>]' }),
+          idReplacement: true,
+        }
+      : { url: `${serverUrl}/v1/tags?limit=20`, method: 'GET', headers: neighbourAuth };
   const auth = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
   const floods: Array<{ name: string; target: autocannon.Options; seed?: () => Promise<void> }> = [
     {
@@ -215,7 +228,7 @@ async function startFloorServer() {
 
 export function formatNoisyNeighbour(rows: readonly NoisyNeighbourRow[]): string {
   const lines = [
-    '| neighbour read (GET /v1/tags, other site) while | quiet p50 / p99 ms | loud p50 / p99 ms | p99 ratio (target ≤ 1.5x) | floor: same flood to bare node:http | flood requests (non-2xx) |',
+    `| neighbour ${process.env.BENCH_NOISY_NEIGHBOUR === 'create' ? 'create (POST /v1/tags' : 'read (GET /v1/tags'}, other site) while | quiet p50 / p99 ms | loud p50 / p99 ms | p99 ratio (target ≤ 1.5x) | floor: same flood to bare node:http | flood requests (non-2xx) |`,
     '| --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
