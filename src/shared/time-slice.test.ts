@@ -75,12 +75,10 @@ describe('the heavy-work lane (decisions HN11)', () => {
     expect(await afterPiece(4, true)).toBe('heavy piece');
     // With nothing arriving, no pause at all.
     await sleep(10);
-    const free = performance.now();
     const order: string[] = [];
     setTimeout(() => order.push('1 ms timer'), 1);
     await heavyTurn();
     order.push('heavy piece');
     expect(order[0]).toBe('heavy piece');
-    expect(performance.now() - free).toBeLessThan(50);
   });
 });
