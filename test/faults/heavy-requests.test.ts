@@ -68,19 +68,25 @@ describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
     const api = await ctx.site();
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
     const payload = JSON.stringify({ type: 'post', title: 'Wide', metadata: keys(100_000) });
-    const stalls = watchStalls(2);
-    const res = await ctx.app.inject({
-      method: 'POST',
-      url: '/v1/contents',
-      payload,
-      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
-    });
-    const longestStallMs = stalls.stop();
-    expect(res.statusCode).toBe(422);
-    expectErrorShape(res.json(), 422, 'VALIDATION_FAILED');
-    expect(res.json().errors).toEqual({ body: ['must not hold an object with more than 1000 keys'] });
+    // Three tries, the shortest stall counts: a collection of the earlier tests' garbage or a
+    // neighbour on a shared machine can land in one try (113 ms was seen once on CI), while
+    // parsing the object would stall every try.
+    const stallsMs: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const stalls = watchStalls(2);
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/contents',
+        payload,
+        headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      });
+      stallsMs.push(stalls.stop());
+      expect(res.statusCode).toBe(422);
+      expectErrorShape(res.json(), 422, 'VALIDATION_FAILED');
+      expect(res.json().errors).toEqual({ body: ['must not hold an object with more than 1000 keys'] });
+    }
     // Parsed and stored, it held the event loop about 850 ms; refused from the text, a few ms.
-    expect(longestStallMs).toBeLessThan(100);
+    expect(Math.min(...stallsMs)).toBeLessThan(100);
     expect((await api.get('/v1/contents')).body.meta.total).toBe(0);
     // 1,000 keys are within the bound.
     const fits = await api.post('/v1/contents', { type: 'post', title: 'Fits', metadata: keys(1000) });
