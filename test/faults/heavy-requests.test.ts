@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { type CompiledQuery, sql } from 'kysely';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RULES_PAGE } from '../../src/modules/redirects/redirects.cache.js';
 import { activeRulesPageQuery } from '../../src/modules/redirects/redirects.repository.js';
 import { redirectImport } from '../../src/modules/redirects/redirects.transfer.js';
@@ -8,7 +8,7 @@ import { jsonTextParser } from '../../src/plugins/json-body.js';
 import { PIECE_CHARS } from '../../src/plugins/json-scan.js';
 import { TEST_DIALECT } from '../helpers/app.js';
 import { expectErrorShape } from '../helpers/http.js';
-import { watchStalls } from '../helpers/stalls.js';
+import { countTurns, watchStalls } from '../helpers/stalls.js';
 import { useTestApp } from '../helpers/suite.js';
 
 /** About `bytes` of markdown: headings, emphasis, links and lists, so every renderer stage works. */
@@ -126,29 +126,6 @@ describe('heavy requests do not stall other tenants (issue 16 item 6)', () => {
     expect(stored.statusCode).toBe(201);
     expect(stored.json().data.metadata.notes).toHaveLength(100_000);
   });
-
-  /**
-   * The turns the event loop takes while `work` runs, with the clock made to advance 0.25 ms a
-   * reading (so the machine's load cannot decide the count): each slice of heavy work
-   * (time-slice.ts) then ends after a dozen readings.
-   */
-  async function countTurns<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-    let turns = 0;
-    let counting = true;
-    const tick = () => {
-      turns += 1;
-      if (counting) setImmediate(tick);
-    };
-    let clock = performance.now();
-    const now = vi.spyOn(performance, 'now').mockImplementation(() => (clock += 0.25));
-    try {
-      setImmediate(tick);
-      return { value: await work(), turns };
-    } finally {
-      now.mockRestore();
-      counting = false;
-    }
-  }
 
   /** The plan of a statement, one line a step (SQLite `explain query plan`, PostgreSQL `explain`). */
   async function plan(query: CompiledQuery): Promise<string[]> {

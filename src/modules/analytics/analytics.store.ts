@@ -1,7 +1,7 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Generated, type Insertable, type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { Db, Executor } from '../../db/types.js';
+import { SLICE_MS, timeSlicer } from '../../shared/time-slice.js';
 import { type EventType, TYPE_CODE } from './analytics.codes.js';
 import { Lru } from './analytics.enrich.js';
 import { type RollupStep, rebuildSiteDay, sessionsOfDay } from './analytics.rebuild.js';
@@ -200,13 +200,6 @@ interface SessionDelta {
 }
 
 const EVENT_CHUNK = 100;
-/**
- * Events handled between two turns of the event loop inside a write: SQLite runs each statement
- * synchronously and cached lookups resolve at once, so without a turn a 2,000-event flush would
- * hold every other request for its whole length (reads go on through the reader connection).
- */
-const EVENTS_PER_TURN = 100;
-
 export class SqlAnalyticsStore implements AnalyticsStore {
   /** Dictionary ids by `site|dim|value`, both ways only as far as writes need. */
   private readonly values = new Lru<string, number>(200_000);
@@ -219,6 +212,11 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     if (!items.length) return;
     const learned = new Map<string, number>();
     const opened = new Map<string, OpenSession>();
+    // SQLite runs each statement synchronously and cached lookups resolve at once: without turns a
+    // 2,000-event flush held every other request for its whole length (20 inserts of 100 rows in
+    // one piece). Every loop below takes turns of the heavy lane, a piece at most SLICE_MS, paced
+    // as work that holds the writer (decisions HN16, AN15); reads go on through the reader connection.
+    const slice = timeSlicer(SLICE_MS, true);
     await this.db.transaction().execute(async (trx) => {
       const valueId = async (siteId: string, dim: string, value: string | null): Promise<number | null> => {
         if (value === null || value === '') return null;
@@ -243,10 +241,9 @@ export class SqlAnalyticsStore implements AnalyticsStore {
       const deltas = new Map<number, SessionDelta>();
       const rows: Insertable<EventsTable>[] = [];
       const dirty = new Map<string, { siteId: string; day: number }>();
-      let handled = 0;
       for (const item of items) {
         for (const event of item.events) {
-          if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
+          await slice();
           const session = await this.sessionFor(trx, item, event, opened, valueId);
           const path = await valueId(item.siteId, 'path', event.path);
           let delta = deltas.get(session.id);
@@ -292,14 +289,16 @@ export class SqlAnalyticsStore implements AnalyticsStore {
           });
         }
       }
-      for (let i = 0; i < rows.length; i += EVENT_CHUNK)
+      for (let i = 0; i < rows.length; i += EVENT_CHUNK) {
+        await slice();
         await trx
           .insertInto('analytics_events')
           .values(rows.slice(i, i + EVENT_CHUNK))
           .execute();
+      }
       const greatest = dialectOf(trx).greatest;
       for (const d of deltas.values()) {
-        if (++handled % EVENTS_PER_TURN === 0) await nextTurn();
+        await slice();
         await trx
           .updateTable('analytics_sessions')
           .set({
@@ -316,6 +315,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
       }
       const now = Date.now();
       for (const { siteId, day } of dirty.values()) {
+        await slice();
         await trx
           .insertInto('analytics_days')
           .values({ site_id: siteId, day, dirty: 1, changed_at: now, built_at: null })
