@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Type } from 'typebox';
 import { unscoped } from '../../db/request-transaction.js';
 import { jsonTextParser } from '../../plugins/json-body.js';
@@ -64,6 +65,10 @@ function publicRoutes(app: App, config: ModuleDeps['config'], collector: Collect
       },
     },
     async (req, reply) => {
+      // Beacons yield to the turn's other requests (decisions AN16): a tracker does not wait for its
+      // answer, an editor or a page's delivery read does. A flood of batches then costs another
+      // site's read the batches handled after it, not also those read from the sockets before it.
+      await nextTurn();
       const userAgent = req.headers['user-agent'];
       const result = await collector.collect({ siteId: req.publicSite.siteId, ip: req.ip, userAgent, body: req.body });
       return reply.code(202).send(result);

@@ -1,5 +1,6 @@
-import { type Generated, type Insertable, type RawBuilder, sql } from 'kysely';
+import { type Generated, type RawBuilder, sql } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
+import { prepared } from '../../db/prepared.js';
 import type { Db, Executor } from '../../db/types.js';
 import { SLICE_MS, timeSlicer } from '../../shared/time-slice.js';
 import { type EventType, TYPE_CODE } from './analytics.codes.js';
@@ -200,6 +201,38 @@ interface SessionDelta {
 }
 
 const EVENT_CHUNK = 100;
+
+type EventRow = Omit<EventsTable, 'id'>;
+const EVENT_COLUMNS = [
+  'site_id',
+  'session_id',
+  'ts',
+  'type',
+  'pv',
+  'path',
+  'value',
+  'x',
+  'y',
+  'vw',
+  'sel',
+  'target',
+  'flags',
+  'import_key',
+] as const satisfies ReadonlyArray<keyof EventRow>;
+/** Rows as one array of values per column: the flat arguments a prepared statement takes. */
+type EventColumns = { [K in keyof EventRow]: Array<EventRow[K]> };
+
+/**
+ * The events insert, built and compiled once per chunk size and dialect (db/prepared.ts): Kysely
+ * took about 0.15 ms to build and compile 100 rows of 14 values, a third of the insert (AN15).
+ */
+const insertEvents = prepared((db, p: EventColumns) =>
+  db.insertInto('analytics_events').values(p.ts.map((_, i) => Object.fromEntries(EVENT_COLUMNS.map((c) => [c, p[c][i]])) as EventRow)),
+);
+
+function columnsOf(rows: readonly EventRow[]): EventColumns {
+  return Object.fromEntries(EVENT_COLUMNS.map((c) => [c, rows.map((r) => r[c])])) as EventColumns;
+}
 export class SqlAnalyticsStore implements AnalyticsStore {
   /** Dictionary ids by `site|dim|value`, both ways only as far as writes need. */
   private readonly values = new Lru<string, number>(200_000);
@@ -239,7 +272,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
         return Number(row.id);
       };
       const deltas = new Map<number, SessionDelta>();
-      const rows: Insertable<EventsTable>[] = [];
+      const rows: EventRow[] = [];
       const dirty = new Map<string, { siteId: string; day: number }>();
       for (const item of items) {
         for (const event of item.events) {
@@ -291,10 +324,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
       }
       for (let i = 0; i < rows.length; i += EVENT_CHUNK) {
         await slice();
-        await trx
-          .insertInto('analytics_events')
-          .values(rows.slice(i, i + EVENT_CHUNK))
-          .execute();
+        await insertEvents.execute(trx, columnsOf(rows.slice(i, i + EVENT_CHUNK)));
       }
       const greatest = dialectOf(trx).greatest;
       for (const d of deltas.values()) {
