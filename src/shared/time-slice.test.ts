@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { heavyTurn, noteArrival } from './time-slice.js';
 
 /** Counts turns of the event loop (one setImmediate chain) until stopped. */
@@ -50,7 +50,7 @@ describe('the heavy-work lane (decisions HN11)', () => {
     expect(busy).toEqual(['next turn', 'heavy piece']);
   });
 
-  it('while requests arrive, pauses three times as long as the last piece ran; a piece holding the writer 1 ms (decisions HN16)', async () => {
+  it('while requests arrive, pauses three times as long as the last piece ran; a piece holding the writer resumes after one turn (decisions HN16, AN17)', async () => {
     /** Runs a piece of about `ms`, then asks for the next turn: which comes first, it or a 6 ms timer? */
     const afterPiece = async (ms: number, holdsWriter: boolean) => {
       await heavyTurn();
@@ -71,8 +71,18 @@ describe('the heavy-work lane (decisions HN11)', () => {
     expect(await afterPiece(4, false)).toBe('6 ms timer');
     await sleep(30);
     noteArrival();
-    // Inside a write transaction: 1 ms, whatever the piece took.
+    // Inside a write transaction: the next turn, no timer (it was 1 ms, with the writer held).
     expect(await afterPiece(4, true)).toBe('heavy piece');
+    await sleep(30);
+    noteArrival();
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await heavyTurn(true);
+      await heavyTurn(true);
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
     // With nothing arriving, no pause at all.
     await sleep(10);
     const order: string[] = [];

@@ -36,8 +36,7 @@ const SHARING_WINDOW_MS = 5;
  * before the next one (at least 1 ms, at most PAUSE_MAX_MS): heavy work then has at most a
  * quarter of the loop, every other request the rest (decisions HN16). With a fixed 1 ms pause it
  * had half, and two loops of imports doubled another site's p50. A piece that holds SQLite's one
- * writer (inside a write transaction) keeps the 1 ms pause: slowed further, it would hold every
- * other site's writes back longer.
+ * writer (inside a write transaction) resumes after one turn instead (decisions AN17).
  */
 const PAUSE_PER_BUSY = 3;
 const PAUSE_MAX_MS = 20;
@@ -49,9 +48,10 @@ export function noteArrival(): void {
 
 function queueResume(): void {
   resumeQueued = true;
-  if (performance.now() - lastArrival < SHARING_WINDOW_MS) {
-    const pause = waiting[0]?.holdsWriter ? 1 : Math.min(PAUSE_MAX_MS, Math.max(1, Math.round(lastPieceMs * PAUSE_PER_BUSY)));
-    setTimeout(resumeOne, pause);
+  // A piece that holds SQLite's one writer resumes after one turn (the sockets read, no timer):
+  // paused longer, it would hold every other site's writes back longer (decisions AN17).
+  if (!waiting[0]?.holdsWriter && performance.now() - lastArrival < SHARING_WINDOW_MS) {
+    setTimeout(resumeOne, Math.min(PAUSE_MAX_MS, Math.max(1, Math.round(lastPieceMs * PAUSE_PER_BUSY))));
   } else setImmediate(resumeOne);
 }
 

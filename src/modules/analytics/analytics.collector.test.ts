@@ -7,7 +7,10 @@ import { expect422, expectErrorShape } from '../../../test/helpers/http.js';
 import { countTurns } from '../../../test/helpers/stalls.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { analyticsOf } from './analytics.routes.js';
-import type { SessionFacts, StoredEvent, WriteItem } from './analytics.store.js';
+import { Collector } from './analytics.collector.js';
+import { GeoLookup } from './analytics.enrich.js';
+import type { AnalyticsStore, SessionFacts, StoredEvent, WriteItem } from './analytics.store.js';
+import { SLICE_MS } from '../../shared/time-slice.js';
 
 const ctx = useTestApp();
 const PAGE = 'https://example.test/blog/post-1/';
@@ -493,6 +496,39 @@ describe('analytics collector: a flush shares the event loop (decisions AN15)', 
       await built.close();
     }
   }, 60_000);
+
+  it('a flush writes in pieces of 0.25 ms while it keeps up, and of SLICE_MS once more than two flushes are queued (decisions AN17)', async () => {
+    const api = await ctx.site();
+    const { store } = analyticsOf(ctx.app.database.db);
+    const slices: Array<number | undefined> = [];
+    // The real store, its slice recorded.
+    const recording: AnalyticsStore = Object.assign(Object.create(store), {
+      write: (items: readonly WriteItem[], sliceMs?: number) => {
+        slices.push(sliceMs);
+        return store.write(items, sliceMs);
+      },
+    });
+    const options = { siteMaxEventsPerMin: 1_000_000, flushMs: 60_000, flushEvents: 10, maxQueuedEvents: 1_000 };
+    const collector = new Collector(ctx.app.database.db, recording, new GeoLookup(null), options, () => ctx.app.log);
+    const visit = (events: number) => ({
+      siteId: api.siteId,
+      ip: '8.8.8.1',
+      userAgent: CHROME,
+      body: batch(
+        PAGE,
+        Array.from({ length: events }, () => ({ t: 'pageview' })),
+      ) as never,
+    });
+    // 10 events, flushEvents: written at once, finely.
+    await collector.collect(visit(10));
+    await collector.flush();
+    // 50 events: more than two flushes' worth, written in SLICE_MS pieces.
+    await collector.collect(visit(50));
+    await collector.flush();
+    expect(slices).toEqual([0.25, SLICE_MS]);
+    await collector.close();
+    expect((await eventsOf(ctx.app, api.siteId)).length).toBe(60);
+  });
 
   it('a 2,000-event flush of 200 new visitors takes turns of the event loop all through, and stores every event', async () => {
     const api = await ctx.site();

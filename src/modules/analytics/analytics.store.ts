@@ -87,8 +87,11 @@ export interface WriteItem {
 }
 
 export interface AnalyticsStore {
-  /** Writes batches in one transaction: dictionary values, new sessions, session updates, events, dirty days. */
-  write(items: readonly WriteItem[]): Promise<void>;
+  /**
+   * Writes batches in one transaction: dictionary values, new sessions, session updates, events,
+   * dirty days; on the event loop in pieces of at most `sliceMs` (SLICE_MS unless given).
+   */
+  write(items: readonly WriteItem[], sliceMs?: number): Promise<void>;
   /** Import keys of the site already stored, of those given. */
   existingImportKeys(siteId: string, keys: readonly string[]): Promise<Set<string>>;
   /** Rebuilds a site-day's rollups (and its month's) in one transaction; the day stays dirty if it changed meanwhile. */
@@ -241,7 +244,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
 
   constructor(private readonly db: Db) {}
 
-  async write(items: readonly WriteItem[]): Promise<void> {
+  async write(items: readonly WriteItem[], sliceMs = SLICE_MS): Promise<void> {
     if (!items.length) return;
     const learned = new Map<string, number>();
     const opened = new Map<string, OpenSession>();
@@ -249,7 +252,7 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     // 2,000-event flush held every other request for its whole length (20 inserts of 100 rows in
     // one piece). Every loop below takes turns of the heavy lane, a piece at most SLICE_MS, paced
     // as work that holds the writer (decisions HN16, AN15); reads go on through the reader connection.
-    const slice = timeSlicer(SLICE_MS, true);
+    const slice = timeSlicer(sliceMs, true);
     await this.db.transaction().execute(async (trx) => {
       const valueId = async (siteId: string, dim: string, value: string | null): Promise<number | null> => {
         if (value === null || value === '') return null;
