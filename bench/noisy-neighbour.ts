@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startChild, stopChild, waitForHttp } from './children.js';
+import { processCpuMeter } from './cpu.js';
 import type { BenchContext } from './endpoints.js';
 import { collectorTarget } from './analytics-collector.js';
 import { type LoadSettings, type Measurement, measure, type Probe, type Target } from './measure.js';
@@ -43,6 +44,22 @@ async function flood(target: FloodOptions): Promise<{ total: number; non2xx: num
   const line = child.output().trim().split('\n').pop() ?? '';
   if (code !== 0 || !line.startsWith('{')) throw new Error(`flood exited with ${code}: ${child.output().slice(-2000)}`);
   return JSON.parse(line) as { total: number; non2xx: number };
+}
+
+/**
+ * Waits until the server has been idle for a quarter of a second (under 10% of a core), at most
+ * two minutes. A flood's client stops at its deadline, but the server finishes the requests it
+ * was given: a 9,000-row import in flight runs on for seconds, and a "quiet" round measured
+ * then measured the import (the row read 0.55-0.88x, with no import answered in the window).
+ */
+async function waitForIdle(pid: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const cpu = processCpuMeter(pid);
+    await new Promise((r) => setTimeout(r, 250));
+    const ms = cpu();
+    if (ms === null || ms < 25) return;
+  }
 }
 
 /** About `bytes` of markdown with headings, emphasis, links and lists (every renderer stage works). */
@@ -166,6 +183,7 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
       await flood({ ...target, connections: 2, timeout: 60, duration: settings.warmupSec + settings.durationSec });
       const measured: NoisyNeighbourRow[] = [];
       for (let round = 0; round < rounds; round++) {
+        await waitForIdle(probe.serverPid);
         const quiet = await measure(neighbourRead, settings, probe);
         // The flood starts first and outlasts the measured run (its warm-up included).
         const floodSec = settings.warmupSec + settings.durationSec + 2;
@@ -178,6 +196,7 @@ export async function measureNoisyNeighbour(serverUrl: string, ctx: BenchContext
           // The same requests at the rate the service answered them, sent to bare node:http: unpaced,
           // a bare server answers a 1.5 MB body ten times as often, and the kernel's copying then
           // costs the neighbour more than the service does (2.3x for the metadata row, 4x for imports).
+          await waitForIdle(probe.serverPid);
           const floorRun = flood({
             ...target,
             url: floor.url + new URL(target.url as string).pathname,

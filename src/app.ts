@@ -12,7 +12,7 @@ import { connectDatabase, waitUntilReachable, type Database } from './db/connect
 import { migrateToLatest } from './db/migrate.js';
 import { answerClientError, notFoundHandler, registerErrorHandling, toErrorBody } from './plugins/errors.js';
 import { registerJsonParser, registerUrlTextCheck } from './plugins/json-body.js';
-import { noteArrival } from './shared/time-slice.js';
+import { heavyPauseMs, noteArrival } from './shared/time-slice.js';
 import { registerRouteGuard, type RouteInfo } from './plugins/routes.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { limitConnectionsPerAddress } from './plugins/connections.js';
@@ -197,6 +197,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       sqliteBusyTimeoutMs: config.database.busyTimeoutMs,
       sqliteCheckpointIntervalMs: config.database.checkpointIntervalMs,
       sqliteOptimizeIntervalMs: config.database.optimizeIntervalMs,
+      sqliteOffLoopPause: heavyPauseMs,
       onPoolError: (err) => app.log.warn({ err: { message: err.message } }, 'database pool error'),
     });
   await waitUntilReachable(database, config.database.connectTimeoutMs, (err, delayMs) =>

@@ -55,10 +55,18 @@ export interface ConnectOptions {
   sqliteCheckpointIntervalMs?: number;
   /** SQLite: how often the planner's statistics are refreshed (SqliteDriver.refreshStatistics). */
   sqliteOptimizeIntervalMs?: number;
+  /** SQLite: how long the reader thread waits after a read that ran `ms` before the next (decisions HN18); none if unset. */
+  sqliteOffLoopPause?: (ms: number) => number;
 }
 
-function openSqlite(file: string, busyTimeoutMs: number, checkpointIntervalMs: number, optimizeIntervalMs: number): Database {
-  const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs, checkpointIntervalMs);
+function openSqlite(
+  file: string,
+  busyTimeoutMs: number,
+  checkpointIntervalMs: number,
+  optimizeIntervalMs: number,
+  offLoopPause?: (ms: number) => number,
+): Database {
+  const { dialect, driver } = openSqliteDialect(file, busyTimeoutMs, checkpointIntervalMs, offLoopPause);
   const db = new Kysely<DB>({ dialect });
   // Statistics follow the data: a server started on an empty file and filled through the API
   // would otherwise plan with the empty file's statistics until it restarts (H30).
@@ -233,5 +241,6 @@ export function connectDatabase(options: ConnectOptions): Database {
         options.sqliteBusyTimeoutMs ?? 5000,
         options.sqliteCheckpointIntervalMs ?? 1000,
         options.sqliteOptimizeIntervalMs ?? 60_000,
+        options.sqliteOffLoopPause,
       );
 }

@@ -3,10 +3,11 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FIXTURE_MODULE, where } from '../../test/helpers/sqlite-function-fixture.js';
 import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
+import { heavyPauseMs, noteArrival } from '../shared/time-slice.js';
 import { prepared } from './prepared.js';
 import { SqliteReaderThread } from './sqlite-reader-thread.js';
 
@@ -94,6 +95,44 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
       const started = readdirSync('/proc/self/task').filter((tid) => !before.has(tid));
       expect(started.map(niceOf)).toContain(Math.min(19, loop + 10));
       expect(niceOf(String(process.pid))).toBe(loop);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('gives the thread one read at a time, and while requests arrive pauses between reads as the heavy-work lane does (decisions HN18)', async () => {
+    const reader = new SqliteReaderThread(file, heavyPauseMs);
+    // About 5-20 ms on the thread each.
+    const read = () => reader.all('with recursive r(i) as (select 1 union all select i + 1 from r where i < 100000) select count(*) as n from r', []);
+    try {
+      await read(); // the thread starts
+      await new Promise((resolve) => setTimeout(resolve, 10)); // no request arrived lately
+      let timers = vi.spyOn(globalThis, 'setTimeout');
+      const order: string[] = [];
+      try {
+        await Promise.all([read().then(() => order.push('first')), read().then(() => order.push('second'))]);
+        // Nothing else arriving: the second follows at once, no timer.
+        expect(timers).not.toHaveBeenCalled();
+      } finally {
+        timers.mockRestore();
+      }
+      expect(order).toEqual(['first', 'second']);
+
+      const arriving = setInterval(noteArrival, 1);
+      timers = vi.spyOn(globalThis, 'setTimeout');
+      try {
+        noteArrival();
+        await Promise.all([read(), read()]);
+        // Requests arriving: after each read a pause of three times its length (1-20 ms) before
+        // the next may start.
+        const pauses = timers.mock.calls.map(([, ms]) => ms);
+        expect(pauses).toHaveLength(2);
+        for (const pause of pauses) expect(pause).toBeGreaterThanOrEqual(1);
+        for (const pause of pauses) expect(pause).toBeLessThanOrEqual(20);
+      } finally {
+        timers.mockRestore();
+        clearInterval(arriving);
+      }
     } finally {
       await reader.close();
     }

@@ -37,7 +37,9 @@ async function answer({ id, sql, params, functions }) {
       if (statements.size >= 200) statements.delete(statements.keys().next().value);
       statements.set(sql, statement);
     }
-    parentPort.postMessage({ id, rows: statement.all(...params) });
+    const started = performance.now();
+    const rows = statement.all(...params);
+    parentPort.postMessage({ id, rows, ms: performance.now() - started });
   } catch (err) {
     parentPort.postMessage({ id, error: { message: String(err && err.message), code: err && err.code } });
   }
@@ -45,6 +47,7 @@ async function answer({ id, sql, params, functions }) {
 `;
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (err: Error) => void };
+type Read = Pending & { id: number; sql: string; params: readonly unknown[]; functions: readonly SqliteFunctionSpec[] };
 
 /** One thread and the reads it was given. */
 interface Thread {
@@ -52,27 +55,76 @@ interface Thread {
   pending: Map<number, Pending>;
   /** Set when a newer thread takes the next reads: this one ends once its own are answered. */
   retired: boolean;
+  /** How long the thread's last statement ran. */
+  lastMs: number;
 }
 
 export class SqliteReaderThread {
   private current: Thread | null = null;
   private nextId = 1;
+  /** Reads not yet given to the thread: it is given one at a time (decisions HN18). */
+  private readonly queued: Read[] = [];
+  /** A read is on the thread, or the pause after one is running. */
+  private busy = false;
+  private closed = false;
 
-  constructor(private readonly file: string) {}
+  /**
+   * `pauseAfter`: how long the next read waits after one that ran `ms` on the thread (the app
+   * gives the heavy-work lane's rule, decisions HN18; none by default).
+   */
+  constructor(
+    private readonly file: string,
+    private readonly pauseAfter: (ms: number) => number = () => 0,
+  ) {}
 
   /**
    * The rows of a statement that only reads, run on the thread (started on first use), with the
    * functions it calls defined there first (sqlite-functions.ts).
    */
   all(sql: string, params: readonly unknown[], functions: readonly SqliteFunctionSpec[] = []): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ id: this.nextId++, sql, params, functions, resolve, reject });
+      if (!this.busy) this.next();
+    });
+  }
+
+  /**
+   * Gives the thread the next read. After each read, while other requests arrive, the next waits
+   * as the heavy-work lane does (`pauseAfter`): the thread's core is the one the clients, the
+   * kernel and the loop share on a small host, and a thread kept busy by one tenant's searches
+   * took it from every other site (decisions HN18). With nothing else arriving it runs unpaced.
+   */
+  private next(): void {
+    const read = this.queued.shift();
+    if (!read) {
+      this.busy = false;
+      return;
+    }
+    if (this.closed) {
+      read.reject(new Error('the database is closed'));
+      return this.next();
+    }
+    this.busy = true;
     const thread = this.current ?? this.start();
-    const id = this.nextId++;
     // A pending read keeps the process alive (a script awaiting it); an idle thread does not.
     if (!thread.pending.size) thread.worker.ref();
-    return new Promise((resolve, reject) => {
-      thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, sql, params, functions: functions.map(({ name, module, exportName }) => ({ name, module, exportName })) });
+    const done = (ms: number) => {
+      const pause = this.pauseAfter(ms);
+      if (pause > 0) setTimeout(() => this.next(), pause);
+      else this.next();
+    };
+    thread.pending.set(read.id, {
+      resolve: (rows) => {
+        read.resolve(rows);
+        done(thread.lastMs);
+      },
+      reject: (err) => {
+        read.reject(err);
+        done(0);
+      },
     });
+    const functions = read.functions.map(({ name, module, exportName }) => ({ name, module, exportName }));
+    thread.worker.postMessage({ id: read.id, sql: read.sql, params: read.params, functions });
   }
 
   /**
@@ -90,11 +142,12 @@ export class SqliteReaderThread {
   private start(): Thread {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, module } });
-    const thread: Thread = { worker, pending: new Map(), retired: false };
+    const thread: Thread = { worker, pending: new Map(), retired: false, lastMs: 0 };
     worker.unref();
-    worker.on('message', (m: { id: number; rows?: unknown[]; error?: { message: string; code?: string } }) => {
+    worker.on('message', (m: { id: number; rows?: unknown[]; ms?: number; error?: { message: string; code?: string } }) => {
       const waiting = thread.pending.get(m.id);
       if (!waiting) return;
+      thread.lastMs = m.ms ?? 0;
       thread.pending.delete(m.id);
       if (!thread.pending.size) {
         if (thread.retired) void worker.terminate();
@@ -116,6 +169,7 @@ export class SqliteReaderThread {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const thread = this.current;
     this.current = null;
     if (thread) await thread.worker.terminate();

@@ -383,7 +383,12 @@ function openReader(file: string): SqliteHandle {
 }
 
 /** Opens a SQLite file (or `:memory:`) with its writer and, for a file, a read-only reader. */
-export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpointIntervalMs = 1000): { dialect: SqliteDialect; driver: SqliteDriver } {
+export function openSqliteDialect(
+  file: string,
+  busyTimeoutMs: number,
+  checkpointIntervalMs = 1000,
+  offLoopPause?: (ms: number) => number,
+): { dialect: SqliteDialect; driver: SqliteDriver } {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const raw = new BetterSqlite3(file);
   raw.pragma('journal_mode = WAL');
@@ -405,6 +410,12 @@ export function openSqliteDialect(file: string, busyTimeoutMs: number, checkpoin
       if (raw.open) raw.pragma('wal_autocheckpoint = 1000');
     });
   }
-  const driver = new SqliteDriver(new SqliteHandle(raw), reader, busyTimeoutMs, checkpointer, file === ':memory:' ? null : new SqliteReaderThread(file));
+  const driver = new SqliteDriver(
+    new SqliteHandle(raw),
+    reader,
+    busyTimeoutMs,
+    checkpointer,
+    file === ':memory:' ? null : new SqliteReaderThread(file, offLoopPause),
+  );
   return { dialect: new CairnSqliteDialect(driver), driver };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { heavyTurn, noteArrival } from './time-slice.js';
+import { heavyPauseMs, heavyTurn, noteArrival } from './time-slice.js';
 
 /** Counts turns of the event loop (one setImmediate chain) until stopped. */
 function countTurns() {
@@ -90,5 +90,13 @@ describe('the heavy-work lane (decisions HN11)', () => {
     await heavyTurn();
     order.push('heavy piece');
     expect(order[0]).toBe('heavy piece');
+  });
+  it('tells off-loop work how long to pause after a piece: nothing with no request arriving, else three times the piece, 1-20 ms (decisions HN18)', async () => {
+    await sleep(10);
+    expect(heavyPauseMs(4)).toBe(0);
+    noteArrival();
+    expect(heavyPauseMs(4)).toBe(12);
+    expect(heavyPauseMs(0.1)).toBe(1);
+    expect(heavyPauseMs(50)).toBe(20);
   });
 });

@@ -46,13 +46,27 @@ export function noteArrival(): void {
   lastArrival = performance.now();
 }
 
+/** Requests other than the heavy work's own keep arriving (SHARING_WINDOW_MS). */
+const sharing = () => performance.now() - lastArrival < SHARING_WINDOW_MS;
+
+/** The pause after a piece of `pieceMs` while others share the loop (PAUSE_PER_BUSY). */
+const pauseAfter = (pieceMs: number) => Math.min(PAUSE_MAX_MS, Math.max(1, Math.round(pieceMs * PAUSE_PER_BUSY)));
+
+/**
+ * How long heavy work that just ran `ms` off the event loop (a statement on the reader thread)
+ * waits before its next piece: nothing with no other request arriving, else as the lane pauses
+ * (decisions HN18).
+ */
+export function heavyPauseMs(ms: number): number {
+  return sharing() ? pauseAfter(ms) : 0;
+}
+
 function queueResume(): void {
   resumeQueued = true;
   // A piece that holds SQLite's one writer resumes after one turn (the sockets read, no timer):
   // paused longer, it would hold every other site's writes back longer (decisions AN17).
-  if (!waiting[0]?.holdsWriter && performance.now() - lastArrival < SHARING_WINDOW_MS) {
-    setTimeout(resumeOne, Math.min(PAUSE_MAX_MS, Math.max(1, Math.round(lastPieceMs * PAUSE_PER_BUSY))));
-  } else setImmediate(resumeOne);
+  if (!waiting[0]?.holdsWriter && sharing()) setTimeout(resumeOne, pauseAfter(lastPieceMs));
+  else setImmediate(resumeOne);
 }
 
 /**
