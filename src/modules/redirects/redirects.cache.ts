@@ -28,14 +28,16 @@ export function settingsOf(row: { log_retention_days: number | null; anonymize_i
 export const RULES_PAGE = 250;
 
 /**
- * Reads a site's active rules and settings from the database and compiles them, a page of
+ * Reads a site's active rules and settings from the database and compiles them (`forChecks`:
+ * with the index loop checks ask, decisions HN19), a page of
  * RULES_PAGE rules per statement with a turn of the event loop between slices of work: one
  * statement for 70,000 rules and their compilation held the loop 1-2 s, and every other site
  * waited (decisions HN7).
  */
-export async function loadSiteRules(db: Executor, siteId: string): Promise<SiteRules> {
+export async function loadSiteRules(db: Executor, siteId: string, forChecks = false): Promise<SiteRules> {
   const ctx = await repo.siteContext(db, siteId);
-  const rules = new RuleSet([]);
+  // For loop and chain checks: with the target index, built as the rules come (decisions HN19).
+  const rules = new RuleSet([], forChecks ? (ctx?.domain ?? '') : undefined);
   // Inside an import's transaction the writer is held: paced as such (decisions HN16).
   const slice = timeSlicer(SLICE_MS, db.isTransaction);
   for (let after = 0; ; ) {

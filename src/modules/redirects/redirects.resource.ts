@@ -102,7 +102,7 @@ async function assertSourceFree(db: Executor, siteId: string, hash: string, exce
 
 /** R2: an active rule may not lead back to itself nor grow a chain past 5, checked against the site's active rules read in the transaction. */
 async function assertNoLoop(db: Executor, siteId: string, rule: Rule) {
-  const site = await loadSiteRules(db, siteId);
+  const site = await loadSiteRules(db, siteId, true);
   if (rule.id) site.rules.remove(rule.id);
   site.rules.add(rule);
   checkChain(site.rules, rule, site.domain);

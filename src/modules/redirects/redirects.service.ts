@@ -237,7 +237,7 @@ async function planImport(db: Db, siteId: string, entries: ImportEntries, hashes
     if (result.errors.length < MAX_IMPORT_ERRORS) result.errors.push({ row, ...(field ? { field } : {}), message });
   };
   const slice = timeSlicer(SLICE_MS, holdsWriter);
-  const site = await loadSiteRules(db, siteId);
+  const site = await loadSiteRules(db, siteId, true);
   const taken = await redirects.repo.takenValues(
     db,
     siteId,
@@ -267,7 +267,7 @@ async function planImport(db: Db, siteId: string, entries: ImportEntries, hashes
         try {
           checkChain(site.rules, candidate, site.domain);
         } catch (err) {
-          site.rules.remove(candidate.id);
+          site.rules.delete(candidate);
           throw err;
         }
       }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { connectDatabase } from '../../db/connect.js';
 import { buildTestApp, createTokenFor } from '../../../test/helpers/app.js';
 import { client, expectErrorShape } from '../../../test/helpers/http.js';
@@ -518,6 +518,46 @@ describe('import and export (decisions R1, F2)', () => {
     expect(list.map((r: any) => r.sourcePath)).toEqual(['/exists', '/i1', '^/re/(.*)$']);
     expect(list[2]).toMatchObject({ isRegex: true, statusCode: 302, preserveQueryString: true, note: 'from import' });
     expect((await api.get('/v1/redirects/resolve?path=/re/a')).body.data.targetUrl).toBe('/t/a');
+  });
+
+  it('keeps the target index of its checks: refused rows take their rule out, never the whole index (decisions HN19)', async () => {
+    const api = await site();
+    const held = Array.from({ length: 1000 }, (_, i) => ({ sourcePath: `/held/${i}`, targetUrl: `/kept/${i}` }));
+    expect((await api.post('/v1/redirects/import', { entries: held })).body.imported).toBe(1000);
+    // Every other row loops back (/kept/i -> /held/i -> /kept/i) and is refused; the row after it
+    // points at that row's source (/chain/i -> /kept/i-1), a loop only if the refused row had stayed.
+    const entries = Array.from({ length: 200 }, (_, i) =>
+      i % 2 ? { sourcePath: `/chain/${i}`, targetUrl: `/kept/${i - 1}` } : { sourcePath: `/kept/${i}`, targetUrl: `/held/${i}` },
+    );
+    // The index was dropped at each refused row and built again over every rule on the next
+    // check (RuleSet.all each time): one block of the event loop per refused row, over the site.
+    const all = vi.spyOn(RuleSet.prototype, 'all');
+    try {
+      const res = await api.post('/v1/redirects/import', { entries });
+      expect(res.body.imported).toBe(100);
+      expect(res.body.errorCount).toBe(100);
+      expect(new Set(res.body.errors.map((e: any) => e.row % 2))).toEqual(new Set([1]));
+      expect(all).not.toHaveBeenCalled();
+    } finally {
+      all.mockRestore();
+    }
+    expect((await api.get('/v1/redirects/resolve?path=/chain/1')).body.data.targetUrl).toBe('/kept/0');
+  });
+
+  it('takes a rule out of a rule set with its place in the target index, and finds an updated rule by id (decisions HN19)', () => {
+    const rule = (id: number, sourcePath: string, targetUrl: string, isRegex = false) => ({ id, sourcePath, targetUrl, statusCode: 301, isRegex, preserveQueryString: false });
+    const a = rule(1, '/a', '/b');
+    const c = rule(2, '/c', 'https://example.com/b/');
+    const r = rule(3, '^/r/(.*)$', '/b', true);
+    const set = new RuleSet([a, c, r], 'example.com');
+    expect(set.targetingKey('/b', 'example.com')).toEqual([a, c, r]);
+    set.delete(a);
+    expect(set.targetingKey('/b', 'example.com')).toEqual([c, r]);
+    expect(set.match('/a')).toBeNull();
+    set.remove(3);
+    expect(set.targetingKey('/b', 'example.com')).toEqual([c]);
+    expect(set.match('/r/x')).toBeNull();
+    expect(set.match('/c')?.targetUrl).toBe('https://example.com/b/');
   });
 
   it('checks before its transaction; a rule written between the check and the transaction makes it check again (decisions HN17)', async () => {
