@@ -95,14 +95,11 @@ export class SqliteReaderThread {
    * took it from every other site (decisions HN18). With nothing else arriving it runs unpaced.
    */
   private next(): void {
+    if (this.closed) for (const queued of this.queued.splice(0)) queued.reject(new Error('the database is closed'));
     const read = this.queued.shift();
     if (!read) {
       this.busy = false;
       return;
-    }
-    if (this.closed) {
-      read.reject(new Error('the database is closed'));
-      return this.next();
     }
     this.busy = true;
     const thread = this.current ?? this.start();

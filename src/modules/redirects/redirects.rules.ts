@@ -181,9 +181,9 @@ export class RuleSet {
 
   /** Takes out the rule with this id, if held (an update's old self). */
   remove(id: number): void {
-    for (const rule of this.exact.values()) if (rule.id === id) return this.delete(rule);
-    const regex = this.regex.find((r) => r.id === id);
-    if (regex) this.delete(regex);
+    let held = this.regex.find((r) => r.id === id);
+    for (const rule of this.exact.values()) if (rule.id === id) held = rule;
+    if (held) this.delete(held);
   }
 
   /**

@@ -545,7 +545,14 @@ describe('import and export (decisions R1, F2)', () => {
   });
 
   it('takes a rule out of a rule set with its place in the target index, and finds an updated rule by id (decisions HN19)', () => {
-    const rule = (id: number, sourcePath: string, targetUrl: string, isRegex = false) => ({ id, sourcePath, targetUrl, statusCode: 301, isRegex, preserveQueryString: false });
+    const rule = (id: number, sourcePath: string, targetUrl: string, isRegex = false) => ({
+      id,
+      sourcePath,
+      targetUrl,
+      statusCode: 301,
+      isRegex,
+      preserveQueryString: false,
+    });
     const a = rule(1, '/a', '/b');
     const c = rule(2, '/c', 'https://example.com/b/');
     const r = rule(3, '^/r/(.*)$', '/b', true);
