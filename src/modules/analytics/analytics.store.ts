@@ -250,8 +250,8 @@ export class SqlAnalyticsStore implements AnalyticsStore {
     const opened = new Map<string, OpenSession>();
     // SQLite runs each statement synchronously and cached lookups resolve at once: without turns a
     // 2,000-event flush held every other request for its whole length (20 inserts of 100 rows in
-    // one piece). Every loop below takes turns of the heavy lane, a piece at most SLICE_MS, paced
-    // as work that holds the writer (decisions HN16, AN15); reads go on through the reader connection.
+    // one piece). Every loop below takes turns of the heavy lane, a piece at most `sliceMs`, paced
+    // as work that holds the writer (decisions AN15, AN17); reads go on through the reader connection.
     const slice = timeSlicer(sliceMs, true);
     await this.db.transaction().execute(async (trx) => {
       const valueId = async (siteId: string, dim: string, value: string | null): Promise<number | null> => {
