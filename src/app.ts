@@ -48,6 +48,13 @@ declare module 'fastify' {
     /** Where files live (local disk or S3); tests list it to prove a failed request left nothing. */
     storage: FileStorage;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route's work waits on the SQLite reader thread (a full-text search): its arrivals are
+     * not other work the thread yields to (decisions HN20).
+     */
+    waitsOnReaderThread?: boolean;
+  }
 }
 
 export interface CreateAppOptions {
@@ -240,7 +247,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // `X-Site-Key` or a JSON body. The preflight answers every origin; whether the page may read
   // the answer is decided per request by the site's own origins (plugins/auth.ts siteKeyHook).
   app.addHook('onRequest', function corsPreflight(request, reply, done) {
-    noteArrival();
+    // A search paced behind its own tenant's searches only took turns from itself (decisions HN20).
+    if (request.routeOptions.config.waitsOnReaderThread !== true) noteArrival();
     if (request.method !== 'OPTIONS' || !request.url.startsWith('/v1/public/') || !request.headers.origin) return done();
     reply
       .code(204)

@@ -46,6 +46,9 @@ export function noteArrival(): void {
   lastArrival = performance.now();
 }
 
+/** When a request that heavy work yields to last arrived (`performance.now()`; tests read it). */
+export const lastArrivalAt = (): number => lastArrival;
+
 /** Requests other than the heavy work's own keep arriving (SHARING_WINDOW_MS). */
 const sharing = () => performance.now() - lastArrival < SHARING_WINDOW_MS;
 

@@ -97,7 +97,7 @@ export const contentsModule: AppModule = {
     app.get(
       '/contents/search',
       {
-        config: { scope: 'contents.view' },
+        config: { scope: 'contents.view', waitsOnReaderThread: true },
         schema: {
           tags,
           operationId: 'searchContents',

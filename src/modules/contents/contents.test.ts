@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTokenFor, allScopesExcept } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
+import { lastArrivalAt } from '../../shared/time-slice.js';
 
 const ctx = useTestApp();
 
@@ -901,5 +902,16 @@ describe('GET /v1/contents/search', () => {
       expect(res.body).toMatchObject({ data: expect.any(Array), meta: expect.any(Object) });
     }
     expect((await api.get('/v1/contents/search')).status).toBe(422);
+  });
+
+  it('is not counted as a request the reader thread yields to, so a flood of searches is not paced behind itself (decisions HN20)', async () => {
+    const { api } = await site();
+    await post(api, { title: 'Paced espresso', status: 'published' });
+    const before = lastArrivalAt();
+    expect((await api.get('/v1/contents/search?q=espresso')).status).toBe(200);
+    expect(lastArrivalAt()).toBe(before);
+    // Any other request is.
+    expect((await api.get('/v1/contents?limit=1')).status).toBe(200);
+    expect(lastArrivalAt()).toBeGreaterThan(before);
   });
 });
