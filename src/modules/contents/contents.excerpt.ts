@@ -77,6 +77,7 @@ export function markTerms(text: string, terms: Term[]): string {
 /** Which term (its index) a word matches, or -1. */
 export function termMatcher(terms: Term[]): (word: string) => number {
   const folded = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
+  if (!folded.length) return () => -1;
   return (word) => {
     const w = foldWord(word);
     return folded.findIndex((t) => (t.prefix ? w.startsWith(t.text) : w === t.text));
@@ -94,14 +95,75 @@ export function termMatcher(terms: Term[]): (word: string) => number {
  */
 export function bodyExcerpt(text: string, terms: Term[]): string {
   if (!text) return '';
+  const from = scanStart(text, terms);
+  // No hit: the excerpt is the first SNIPPET_TOKENS words, and one more tells whether it is cut.
+  return from === NO_HIT ? excerptFrom(text, [], 0, SNIPPET_TOKENS + 1) : excerptFrom(text, terms, from);
+}
+
+/** scanStart's answer for ASCII text where no word matches a term (a post found by its title). */
+const NO_HIT = -1;
+
+/** Words kept before the first hit: a window starts at most this many words before it (see excerptFrom). */
+const WORDS_BEFORE_HIT = SNIPPET_TOKENS;
+/** Text with nothing to fold but case, so its words can be found by a case-blind search for the terms. */
+const ASCII_TEXT = /^\p{ASCII}*$/u;
+/** An ASCII word character (WORD, within ASCII). */
+const ASCII_WORD = /[0-9A-Za-z]/;
+/** The case-blind finder of the terms' first hit in ASCII text, made once per terms array. */
+let lastFinder: { terms: Term[]; finder: RegExp | null } = { terms: [], finder: null };
+
+function finderOf(terms: Term[]): RegExp | null {
+  if (lastFinder.terms === terms) return lastFinder.finder;
+  // Folded as excerptFrom folds them (so `Über` looks for `uber`); one still outside ASCII
+  // matches no word of ASCII text.
+  const words = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix })).filter((t) => /^[0-9a-z]+$/.test(t.text));
+  const finder = words.length ? new RegExp(`(?<![0-9A-Za-z])(?:${words.map((t) => (t.prefix ? t.text : `${t.text}(?![0-9A-Za-z])`)).join('|')})`, 'i') : null;
+  lastFinder = { terms, finder };
+  return finder;
+}
+
+/**
+ * Where the word scan of an excerpt may start: in ASCII text (case is all there is to fold), a
+ * case-blind search finds the first hit, and the scan starts WORDS_BEFORE_HIT words before it
+ * instead of at the first word, or NO_HIT. Every word before the first hit was folded, and a body
+ * without one (a post found by its title) was folded whole: most of a search's time on the
+ * reader thread (decisions HN21). Anywhere else, 0.
+ */
+function scanStart(text: string, terms: Term[]): number {
+  const finder = finderOf(terms);
+  if (!finder || !ASCII_TEXT.test(text)) return 0;
+  const hit = finder.exec(text)?.index;
+  if (hit === undefined) return NO_HIT;
+  // Back WORDS_BEFORE_HIT whole words (and the one they may cut) from the hit.
+  let at = hit;
+  for (let words = 0; at > 0; ) {
+    while (at > 0 && !ASCII_WORD.test(text[at - 1]!)) at--;
+    if (at === 0 || words === WORDS_BEFORE_HIT) break;
+    while (at > 0 && ASCII_WORD.test(text[at - 1]!)) at--;
+    words++;
+  }
+  return at;
+}
+
+/**
+ * bodyExcerpt with the word scan starting at `from`: 0, or a place with a word before it and
+ * WORDS_BEFORE_HIT words or more before the first hit. A window starts at most SNIPPET_TOKENS - 1
+ * words before the first hit (that far only when the body ends within SNIPPET_TOKENS words), so
+ * it never reaches back past `from`: the excerpt is the one a scan from the first word makes.
+ * `maxWords`: stop after that many words (for no terms, see bodyExcerpt). Exported for the test
+ * that compares the two.
+ */
+export function excerptFrom(text: string, terms: Term[], from: number, maxWords = Number.POSITIVE_INFINITY): string {
   const termOf = termMatcher(terms);
   const words: Array<{ start: number; end: number; term: number }> = [];
   const hits: number[] = [];
   let scannedAll = true;
   const found = new Set<number>();
+  // Words before `from` (scanStart starts past the first only): the excerpt starts with an ellipsis.
+  const wordsBefore = from > 0;
   // exec on the one WORD regex, not matchAll: matchAll copies the regex, and a copy of a Unicode
   // property class is compiled again on first use (0.1-0.6 ms a body, most of a page of excerpts).
-  WORD.lastIndex = 0;
+  WORD.lastIndex = from;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
     const term = termOf(m[0]);
     words.push({ start: m.index, end: m.index + m[0].length, term });
@@ -114,6 +176,8 @@ export function bodyExcerpt(text: string, terms: Term[]): string {
       scannedAll = false;
       break;
     }
+    // Without terms, words past the first SNIPPET_TOKENS + 1 change nothing (the cut is known).
+    if (words.length >= maxWords) break;
   }
   if (words.length === 0) return '';
   let first = 0;
@@ -135,7 +199,7 @@ export function bodyExcerpt(text: string, terms: Term[]): string {
   }
   if (scannedAll && words.length - first < SNIPPET_TOKENS) first = Math.max(0, words.length - SNIPPET_TOKENS);
   const last = Math.min(words.length, first + SNIPPET_TOKENS) - 1;
-  let out = first === 0 ? text.slice(0, words[0]!.start) : ELLIPSIS;
+  let out = first === 0 && !wordsBefore ? text.slice(0, words[0]!.start) : ELLIPSIS;
   for (let i = first; i <= last; i++) {
     const w = words[i]!;
     if (i > first) out += text.slice(words[i - 1]!.end, w.start);

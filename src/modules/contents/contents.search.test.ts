@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { markedToHtml } from './contents.excerpt.js';
+import { bodyExcerpt, excerptFrom, markedToHtml } from './contents.excerpt.js';
 import { SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
@@ -117,6 +117,44 @@ describe('markedToHtml', () => {
     expect(markedToHtml('\uFDD1x\uFDD0y')).toBe('x<mark>y</mark>');
     expect(markedToHtml('\uFDD0\uFDD0x\uFDD1\uFDD1')).toBe('<mark>x</mark>');
     expect(markedToHtml(' a\n\n  b ')).toBe('a b');
+  });
+});
+
+describe('bodyExcerpt', () => {
+  // The scan of ASCII text starts a window's worth of words before the first hit (decisions HN21):
+  // the excerpt must be the one the scan from the first word makes, whatever the text.
+  const hitWords = ['osprey', 'Osprey', 'OSPREYS', 'ospreyx', 'xosprey', 'dive', 'Dives', '9', 'café', 'Über', 'ü', '日本'];
+  const fillers = ['calm', 'water', 'lead', 'word', 'a', 'ab', 'tail'];
+  const separators = [' ', '  ', ', ', '. ', '\n', '-', '_', "'", ' (', ') '];
+  // Mostly words that match no term, so first hits lie deep as often as early.
+  const piece = fc.oneof(
+    { arbitrary: fc.constantFrom(...fillers), weight: 12 },
+    { arbitrary: fc.constantFrom(...separators), weight: 3 },
+    { arbitrary: fc.constantFrom(...hitWords), weight: 1 },
+  );
+  const term = fc.record({ text: fc.constantFrom('osprey', 'OSP', 'dive', 'uber', 'cafe', 'x', '9', '日本'), prefix: fc.boolean() });
+
+  it('is the excerpt of a scan from the first word (property, 2,000 texts)', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 300 }), fc.array(term, { minLength: 1, maxLength: 3 }), (pieces, terms) => {
+        const text = pieces.join(' ');
+        expect(bodyExcerpt(text, terms)).toBe(excerptFrom(text, terms, 0));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('starts with an ellipsis and a window around a hit deep in a long ASCII body', () => {
+    const text = `${'lead word '.repeat(500)}the Osprey dives${' tail'.repeat(40)}`;
+    const excerpt = bodyExcerpt(text, [{ text: 'osprey', prefix: false }]);
+    expect(excerpt).toBe(`…lead word lead word lead word lead word lead word the \uFDD0Osprey\uFDD1 dives${' tail'.repeat(11)}…`);
+    expect(excerpt).toBe(excerptFrom(text, [{ text: 'osprey', prefix: false }], 0));
+    // Near the end of the body the window reaches further back: the last SNIPPET_TOKENS words.
+    const nearEnd = `${'lead word '.repeat(100)}the Osprey dives`;
+    expect(bodyExcerpt(nearEnd, [{ text: 'osprey', prefix: false }])).toBe(`…${'word lead '.repeat(10)}word the \uFDD0Osprey\uFDD1 dives`);
+    // No hit (a post found by its title): the head, cut after SNIPPET_TOKENS words.
+    expect(bodyExcerpt(`  ${'lead word '.repeat(500)}`, [{ text: 'osprey', prefix: true }])).toBe(`  ${'lead word '.repeat(11)}lead word…`);
+    expect(bodyExcerpt(`  ${'lead word '.repeat(12)}`, [{ text: 'osprey', prefix: true }])).toBe(`  ${'lead word '.repeat(12)}`);
   });
 });
 
