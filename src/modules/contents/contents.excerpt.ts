@@ -109,6 +109,8 @@ const WORDS_BEFORE_HIT = SNIPPET_TOKENS;
 const ASCII_TEXT = /^\p{ASCII}*$/u;
 /** An ASCII word character (WORD, within ASCII). */
 const ASCII_WORD = /[0-9A-Za-z]/;
+/** A folded term that can match a word of ASCII text. */
+const ASCII_TERM = /^[0-9a-z]+$/;
 /** The case-blind finder of the terms' first hit in ASCII text, made once per terms array. */
 let lastFinder: { terms: Term[]; finder: RegExp | null } = { terms: [], finder: null };
 
@@ -116,10 +118,33 @@ function finderOf(terms: Term[]): RegExp | null {
   if (lastFinder.terms === terms) return lastFinder.finder;
   // Folded as excerptFrom folds them (so `Über` looks for `uber`); one still outside ASCII
   // matches no word of ASCII text.
-  const words = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix })).filter((t) => /^[0-9a-z]+$/.test(t.text));
+  const words = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix })).filter((t) => ASCII_TERM.test(t.text));
   const finder = words.length ? new RegExp(`(?<![0-9A-Za-z])(?:${words.map((t) => (t.prefix ? t.text : `${t.text}(?![0-9A-Za-z])`)).join('|')})`, 'i') : null;
   lastFinder = { terms, finder };
   return finder;
+}
+
+/**
+ * Whether every term matches a word of a text (a candidate's tier past the search cap, MP6). ASCII
+ * text is searched with one case-blind expression per term and allocates nothing; other text is
+ * read word by word. A thousand titles and slugs went through arrays and sets for every search
+ * past the cap, on the event loop (decisions HN22).
+ */
+export function allTermsMatcher(terms: Term[]): (text: string) => boolean {
+  const folded = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
+  const finders = folded.map((t) => (ASCII_TERM.test(t.text) ? new RegExp(`(?<![0-9A-Za-z])${t.text}${t.prefix ? '' : '(?![0-9A-Za-z])'}`, 'i') : null));
+  return (text) => {
+    if (ASCII_TEXT.test(text)) return finders.every((f) => f?.test(text) === true);
+    const matched = folded.map(() => false);
+    WORD.lastIndex = 0;
+    for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+      const w = foldWord(m[0]);
+      folded.forEach((t, i) => {
+        if (t.prefix ? w.startsWith(t.text) : w === t.text) matched[i] = true;
+      });
+    }
+    return matched.every(Boolean);
+  };
 }
 
 /**
@@ -215,6 +240,22 @@ let lastTerms = { json: '', terms: [] as Term[] };
 function termsOf(json: string): Term[] {
   if (json !== lastTerms.json) lastTerms = { json, terms: JSON.parse(json) as Term[] };
   return lastTerms.terms;
+}
+
+/** The tier matcher of the last terms (every row of a statement passes the same terms). */
+let lastTier: { terms: Term[]; holdsAll: (text: string) => boolean } = { terms: [], holdsAll: () => false };
+
+/**
+ * SQL `cairn_search_tier(title, slug, terms)`: 0 when every term matches a word of the title, 1
+ * of the title or the slug (its hyphens as spaces), else 2 (a candidate's tier past the search
+ * cap, MP6).
+ */
+export function searchTier(title: string | null, slug: string | null, terms: string): number {
+  const parsed = termsOf(terms);
+  if (lastTier.terms !== parsed) lastTier = { terms: parsed, holdsAll: allTermsMatcher(parsed) };
+  const t = title ?? '';
+  if (lastTier.holdsAll(t)) return 0;
+  return lastTier.holdsAll(`${t} ${(slug ?? '').replace(/-/g, ' ')}`) ? 1 : 2;
 }
 
 /** SQL `cairn_title_html(title, terms)`: the whole title as HTML, matched words marked; `terms` is the JSON of a Term[]. */

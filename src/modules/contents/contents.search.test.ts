@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { bodyExcerpt, excerptFrom, markedToHtml } from './contents.excerpt.js';
+import { allTermsMatcher, bodyExcerpt, excerptFrom, markedToHtml, termMatcher, WORD } from './contents.excerpt.js';
 import { SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
@@ -142,6 +142,27 @@ describe('bodyExcerpt', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('tells whether every term matches a word, in ASCII text and in any other (property, 2,000 texts; decisions HN22)', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.array(term, { minLength: 1, maxLength: 3 }), (pieces, terms) => {
+        const text = pieces.join(' ');
+        // Word by word: each term on its own matches some word.
+        const expected = terms.every((t) => (text.match(WORD) ?? []).some((w) => termMatcher([t])(w) === 0));
+        expect(allTermsMatcher(terms)(text)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+    const osprey = allTermsMatcher([
+      { text: 'Osp', prefix: true },
+      { text: 'dive', prefix: false },
+    ]);
+    expect(osprey('The OSPREY dive')).toBe(true);
+    expect(osprey('The osprey dives')).toBe(false);
+    expect(osprey('xosprey dive')).toBe(false);
+    expect(osprey('Ospréy — dive')).toBe(true);
+    expect(allTermsMatcher([{ text: 'cafe', prefix: false }])('Un café')).toBe(true);
   });
 
   it('starts with an ellipsis and a window around a hit deep in a long ASCII body', () => {

@@ -3,7 +3,7 @@ import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/types.js';
 import { prepared, type PreparedQuery } from '../../db/prepared.js';
 import type { SqliteFunction } from '../../db/sqlite-functions.js';
-import { CLOSE, ELLIPSIS, EXCERPT_MODULE, excerptHtml, markedToHtml, OPEN, type Term, termMatcher, titleHtml, WORD } from './contents.excerpt.js';
+import { CLOSE, ELLIPSIS, EXCERPT_MODULE, excerptHtml, markedToHtml, OPEN, searchTier, type Term, titleHtml } from './contents.excerpt.js';
 
 /**
  * Full-text search over contents (decisions C4), on the index of migration 0009: SQLite FTS5
@@ -178,17 +178,23 @@ type SqliteArgs = {
   s_last?: number;
   s_limit?: number;
   s_offset?: number;
+  /** The candidates statement: the terms' JSON (cairn_search_tier) and the capped page's size. */
+  s_terms?: string;
+  s_pageLimit?: number;
 };
 
-interface Candidate {
-  id: number;
-  title: string;
-  slug: string;
-  sort_at: string;
+/**
+ * A row of the candidates statement: the count of the newest SEARCH_CANDIDATES + 1 filtered
+ * matches (`n`) and, only past the cap, one of the page's rows (`id` null otherwise).
+ */
+interface CandidatesRow {
+  n: number;
+  id: number | null;
+  tier: number | null;
 }
 
 interface SqliteStatements {
-  candidates: PreparedQuery<any, Candidate>;
+  candidates: PreparedQuery<any, CandidatesRow>;
   count: PreparedQuery<any, { n: number }>;
   tierPage: PreparedQuery<any, { id: number; score: number; sort_at: string }>;
 }
@@ -231,13 +237,45 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   if (cached) return cached;
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
-    // The newest s_limit filtered matches (MP6), with what orders them past the cap.
+    // How many of the newest filtered matches there are, up to s_limit (MP6), and past the cap
+    // the page of the first SEARCH_CANDIDATES of them by tier and date (cappedPage): on the reader
+    // thread, so the event loop receives the page, not a thousand titles to read (decisions HN22).
     candidates: prepared(
       (db, p: SqliteArgs) =>
-        matchedRows(db, filter, p, false, true)
-          .select(['contents.id as id', 'contents.title', 'contents.slug', sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at')])
-          .limit(p.s_limit!) as Compilable<Candidate>,
-      { structural, offLoop: true },
+        (db as Kysely<any>)
+          .with(
+            (cte) => cte('candidates').materialized(),
+            () =>
+              matchedRows(db, filter, p, false, true)
+                .select([
+                  'contents.id as id',
+                  'contents.title',
+                  'contents.slug',
+                  sql<string>`coalesce(contents.published_at, contents.created_at)`.as('sort_at'),
+                ])
+                .limit(p.s_limit!),
+          )
+          .with('counted', (qc) => qc.selectFrom('candidates').select((eb) => eb.fn.countAll<number>().as('n')))
+          .selectFrom('counted')
+          .leftJoin(
+            (qc) =>
+              qc
+                .selectFrom((q) => q.selectFrom('candidates').selectAll().limit(SEARCH_CANDIDATES).as('c'))
+                .select(['c.id', 'c.sort_at', sql<number>`cairn_search_tier(c.title, c.slug, ${p.s_terms})`.as('tier')])
+                .where((eb) => eb(eb.selectFrom('counted').select('n'), '>', SEARCH_CANDIDATES))
+                .orderBy('tier')
+                .orderBy('c.sort_at', 'desc')
+                .orderBy('c.id', 'desc')
+                .limit(p.s_pageLimit!)
+                .offset(p.s_offset!)
+                .as('page'),
+            (join) => join.onTrue(),
+          )
+          .select(['counted.n', 'page.id', 'page.tier'])
+          .orderBy('page.tier')
+          .orderBy('page.sort_at', 'desc')
+          .orderBy('page.id', 'desc') as Compilable<CandidatesRow>,
+      { structural, offLoop: true, functions: [SEARCH_TIER_FUNCTION] },
     ),
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
       structural,
@@ -283,36 +321,25 @@ async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter
   const match = sqliteMatch(terms);
   const statements = statementsFor(filter);
   // One more than the cap tells whether there are more.
-  const candidates = await statements.candidates.execute(db, { ...filter.args, s_site: siteId, s_match: match, s_limit: SEARCH_CANDIDATES + 1 });
-  const capped = candidates.length > SEARCH_CANDIDATES;
-  const total = Math.min(candidates.length, SEARCH_CANDIDATES);
+  const counted = await statements.candidates.execute(db, {
+    ...filter.args,
+    s_site: siteId,
+    s_match: match,
+    s_limit: SEARCH_CANDIDATES + 1,
+    s_terms: JSON.stringify(terms),
+    s_pageLimit: limit,
+    s_offset: offset,
+  });
+  const n = Number(counted[0]?.n ?? 0);
+  const capped = n > SEARCH_CANDIDATES;
+  const total = Math.min(n, SEARCH_CANDIDATES);
   if (total === 0 || offset >= total) return { hits: [], total, capped };
   const rows = capped
-    ? cappedPage(candidates.slice(0, SEARCH_CANDIDATES), terms, offset, limit)
+    ? counted.filter((r) => r.id !== null).map((r) => ({ id: Number(r.id), score: 0, tier: Number(r.tier) }))
     : await rankedPage(db, siteId, filter, statements, terms, total, offset, limit);
   if (rows.length === 0) return { hits: [], total, capped };
 
   return pageHits(db, terms, rows, total, capped);
-}
-
-/**
- * Past the cap (MP6) the page comes from the candidates alone, in JavaScript: the tier from the
- * title and slug with the highlights' notion of a word (every term in the title, else in title
- * or slug), then by date. Each further FTS5 statement would cost what the candidates did again:
- * a prefix term's postings are merged whole for every cursor (130 ms for `platform*` in a third
- * of a million posts), and bm25 reads every match of each term for its weights.
- */
-function cappedPage(candidates: Candidate[], terms: Term[], offset: number, limit: number) {
-  const termOf = termMatcher(terms);
-  const holdsAll = (text: string) => new Set((text.match(WORD) ?? []).map(termOf).filter((t) => t >= 0)).size === terms.length;
-  return candidates
-    .map((c) => {
-      const title = String(c.title ?? '');
-      const tier = holdsAll(title) ? 0 : holdsAll(`${title} ${String(c.slug).replace(/-/g, ' ')}`) ? 1 : 2;
-      return { id: Number(c.id), score: 0, tier, sortAt: String(c.sort_at) };
-    })
-    .sort((a, b) => a.tier - b.tier || (a.sortAt < b.sortAt ? 1 : a.sortAt > b.sortAt ? -1 : 0) || b.id - a.id)
-    .slice(offset, offset + limit);
 }
 
 /**
@@ -384,6 +411,16 @@ async function pageHits(db: Kysely<DB>, terms: Term[], rows: Array<{ id: number;
   }));
   return { total, capped, hits };
 }
+
+/**
+ * Past the cap (MP6) the page comes from the candidates alone: the tier from the title and slug
+ * with the highlights' notion of a word (every term in the title, else in title or slug), then by
+ * date (`searchTier`, called by the candidates statement). Each further FTS5 statement would cost
+ * what the candidates did again: a prefix term's postings are merged whole for every cursor
+ * (130 ms for `platform*` in a third of a million posts), and bm25 reads every match of each
+ * term for its weights.
+ */
+const SEARCH_TIER_FUNCTION: SqliteFunction = { name: 'cairn_search_tier', fn: searchTier, module: EXCERPT_MODULE, exportName: 'searchTier' };
 
 /** The highlight functions SQLite statements call (HN15). */
 const HIGHLIGHT_FUNCTIONS: readonly SqliteFunction[] = [
