@@ -238,8 +238,9 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
   const structural = (filter.structural ?? []) as Array<keyof SqliteArgs>;
   const statements: SqliteStatements = {
     // How many of the newest filtered matches there are, up to s_limit (MP6), and past the cap
-    // the page of the first SEARCH_CANDIDATES of them by tier and date (cappedPage): on the reader
-    // thread, so the event loop receives the page, not a thousand titles to read (decisions HN22).
+    // the page of the first SEARCH_CANDIDATES of them by tier and date (SEARCH_TIER_FUNCTION):
+    // on the reader thread, so the event loop receives the page, not a thousand titles to read
+    // (decisions HN22).
     candidates: prepared(
       (db, p: SqliteArgs) =>
         (db as Kysely<any>)
@@ -314,8 +315,8 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
 
 /**
  * The newest filtered matches first (MP6: the total, and whether there are more than the cap),
- * then the page: past the cap from those candidates alone (cappedPage), below it ranked by tier
- * and bm25 (rankedPage).
+ * then the page: past the cap from those candidates alone (ordered in the same statement), below
+ * it ranked by tier and bm25 (rankedPage).
  */
 async function searchSqlite(db: Kysely<DB>, siteId: string, filter: SearchFilter<any>, terms: Term[], limit: number, offset: number) {
   const match = sqliteMatch(terms);
