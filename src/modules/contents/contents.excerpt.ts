@@ -74,13 +74,18 @@ export function markTerms(text: string, terms: Term[]): string {
   return text.replace(WORD, (word) => (match(word) >= 0 ? `${OPEN}${word}${CLOSE}` : word));
 }
 
+/** The terms folded as words are (foldWord), to compare with folded words. */
+const foldTerms = (terms: Term[]): Term[] => terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
+/** Whether a folded word matches a folded term: as a prefix, or whole. */
+const matchesWord = (t: Term, w: string) => (t.prefix ? w.startsWith(t.text) : w === t.text);
+
 /** Which term (its index) a word matches, or -1. */
 export function termMatcher(terms: Term[]): (word: string) => number {
-  const folded = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
+  const folded = foldTerms(terms);
   if (!folded.length) return () => -1;
   return (word) => {
     const w = foldWord(word);
-    return folded.findIndex((t) => (t.prefix ? w.startsWith(t.text) : w === t.text));
+    return folded.findIndex((t) => matchesWord(t, w));
   };
 }
 
@@ -111,6 +116,8 @@ const ASCII_TEXT = /^\p{ASCII}*$/u;
 const ASCII_WORD = /[0-9A-Za-z]/;
 /** A folded term that can match a word of ASCII text. */
 const ASCII_TERM = /^[0-9a-z]+$/;
+/** Such a term as a case-blind pattern: at a word's start, and to its end unless a prefix. */
+const asciiTermPattern = (t: Term) => `(?<![0-9A-Za-z])${t.text}${t.prefix ? '' : '(?![0-9A-Za-z])'}`;
 /** The case-blind finder of the terms' first hit in ASCII text, made once per terms array. */
 let lastFinder: { terms: Term[]; finder: RegExp | null } = { terms: [], finder: null };
 
@@ -118,8 +125,8 @@ function finderOf(terms: Term[]): RegExp | null {
   if (lastFinder.terms === terms) return lastFinder.finder;
   // Folded as excerptFrom folds them (so `Über` looks for `uber`); one still outside ASCII
   // matches no word of ASCII text.
-  const words = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix })).filter((t) => ASCII_TERM.test(t.text));
-  const finder = words.length ? new RegExp(`(?<![0-9A-Za-z])(?:${words.map((t) => (t.prefix ? t.text : `${t.text}(?![0-9A-Za-z])`)).join('|')})`, 'i') : null;
+  const words = foldTerms(terms).filter((t) => ASCII_TERM.test(t.text));
+  const finder = words.length ? new RegExp(words.map(asciiTermPattern).join('|'), 'i') : null;
   lastFinder = { terms, finder };
   return finder;
 }
@@ -131,8 +138,8 @@ function finderOf(terms: Term[]): RegExp | null {
  * past the cap, on the event loop (decisions HN22).
  */
 export function allTermsMatcher(terms: Term[]): (text: string) => boolean {
-  const folded = terms.map((t) => ({ text: foldWord(t.text), prefix: t.prefix }));
-  const finders = folded.map((t) => (ASCII_TERM.test(t.text) ? new RegExp(`(?<![0-9A-Za-z])${t.text}${t.prefix ? '' : '(?![0-9A-Za-z])'}`, 'i') : null));
+  const folded = foldTerms(terms);
+  const finders = folded.map((t) => (ASCII_TERM.test(t.text) ? new RegExp(asciiTermPattern(t), 'i') : null));
   return (text) => {
     if (ASCII_TEXT.test(text)) return finders.every((f) => f?.test(text) === true);
     const matched = folded.map(() => false);
@@ -140,7 +147,7 @@ export function allTermsMatcher(terms: Term[]): (text: string) => boolean {
     for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
       const w = foldWord(m[0]);
       folded.forEach((t, i) => {
-        if (t.prefix ? w.startsWith(t.text) : w === t.text) matched[i] = true;
+        if (matchesWord(t, w)) matched[i] = true;
       });
     }
     return matched.every(Boolean);

@@ -913,5 +913,9 @@ describe('GET /v1/contents/search', () => {
     // Any other request is.
     expect((await api.get('/v1/contents?limit=1')).status).toBe(200);
     expect(lastArrivalAt()).toBeGreaterThan(before);
+    // And a request no route answers.
+    const listed = lastArrivalAt();
+    expect((await api.get('/v1/no-such-route')).status).toBe(404);
+    expect(lastArrivalAt()).toBeGreaterThan(listed);
   });
 });
