@@ -31,7 +31,8 @@ const list = (n) => Array.from({ length: n }, () => '?').join(', ');
 const SUMMARY =
   '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", ' +
   '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", ' +
-  '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
+  '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at", ' +
+  '"contents"."categories_list", "contents"."tags_list"';
 // The author's name joined on the row (decisions N14), after the selected columns.
 const AUTHOR = ', "author"."full_name" as "author_name"';
 const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
@@ -42,7 +43,8 @@ const DETAIL =
 // The body beside the row (migration 0025), before the author.
 const BODY_JOIN = ' left join "content_bodies" as "cb" on "cb"."content_id" = "contents"."id" and "cb"."site_id" = "contents"."site_id"';
 
-const LISTS = `, (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" where "cc"."site_id" = "contents"."site_id" and "cc"."content_id" = "contents"."id" order by "cc"."position") as agg) as "categories_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'name', "agg"."name", 'slug', "agg"."slug")), '[]') from (select "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" where "ct"."site_id" = "contents"."site_id" and "ct"."content_id" = "contents"."id" order by "ct"."position") as agg) as "tags_list", (select coalesce(json_group_array(json_object('id', "agg"."id", 'locale', "agg"."locale", 'slug', "agg"."slug")), '[]') from (select "m"."id", "m"."locale", "m"."slug" from "contents" as "m" where "m"."site_id" = "contents"."site_id" and "m"."translation_group" = "contents"."translation_group" and "m"."id" != "contents"."id") as agg) as "alternates_list"`;
+// The alternates in the same statement; the categories and tags are on the row (migration 0048).
+const LISTS = `, (select coalesce(json_group_array(json_object('id', "agg"."id", 'locale', "agg"."locale", 'slug', "agg"."slug")), '[]') from (select "m"."id", "m"."locale", "m"."slug" from "contents" as "m" where "m"."site_id" = "contents"."site_id" and "m"."translation_group" = "contents"."translation_group" and "m"."id" != "contents"."id") as agg) as "alternates_list"`;
 
 const SQL = {
   // One indexed lookup of an exact redirect by the hash of its path (redirects_site_source_uq).
@@ -61,12 +63,6 @@ const SQL = {
     '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) ' +
     'order by "contents"."created_at" desc, "contents"."id" desc',
   summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in (${list(n)})`,
-  categoriesOf: (n) =>
-    'select "cc"."content_id", "c"."id", "c"."name", "c"."slug" from "content_categories" as "cc" inner join "categories" as "c" on "c"."id" = "cc"."category_id" ' +
-    `where "cc"."site_id" = ? and "cc"."content_id" in (${list(n)}) order by "cc"."content_id", "cc"."position"`,
-  tagsOf: (n) =>
-    'select "ct"."content_id", "t"."id", "t"."name", "t"."slug" from "content_tags" as "ct" inner join "tags" as "t" on "t"."id" = "ct"."tag_id" ' +
-    `where "ct"."site_id" = ? and "ct"."content_id" in (${list(n)}) order by "ct"."content_id", "ct"."position"`,
   byId: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${BODY_JOIN}${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."id" = ?`,
   bySlug: `select ${DETAIL}${AUTHOR}${LISTS} from "contents"${BODY_JOIN}${AUTHOR_JOIN} where "contents"."site_id" = ? and "contents"."slug" = ? and "contents"."locale" = ?`,
   // Without ?locale=, the site's default locale in the same statement.
@@ -204,21 +200,7 @@ export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path
     return s;
   };
 
-  function relations(ids) {
-    const categories = new Map();
-    const tags = new Map();
-    if (!ids.length) return { categories, tags };
-    const push = (map, r) => {
-      let arr = map.get(r.content_id);
-      if (!arr) map.set(r.content_id, (arr = []));
-      arr.push({ id: r.id, name: r.name, slug: r.slug });
-    };
-    for (const r of stmt(SQL.categoriesOf(ids.length)).all(siteId, ...ids)) push(categories, r);
-    for (const r of stmt(SQL.tagsOf(ids.length)).all(siteId, ...ids)) push(tags, r);
-    return { categories, tags };
-  }
-
-  function summaries(rows, rel = relations(rows.map((r) => r.id))) {
+  function summaries(rows) {
     return rows.map((r) => ({
       id: r.id,
       title: r.title,
@@ -229,8 +211,8 @@ export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path
       locale: r.locale,
       translationGroup: r.translation_group,
       featuredImage: r.featured_image_url ? { url: r.featured_image_url, alt: r.featured_image_alt, variants: null } : null,
-      categories: rel.categories.get(r.id) ?? [],
-      tags: rel.tags.get(r.id) ?? [],
+      categories: JSON.parse(r.categories_list),
+      tags: JSON.parse(r.tags_list),
       author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
       publishedAt: r.published_at,
       scheduledAt: r.scheduled_at,
@@ -239,9 +221,9 @@ export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path
     }));
   }
 
-  // The detail row carries its lists (LISTS); alternates sorted by locale in JS, as the service does.
+  // The detail row carries its alternates (LISTS), sorted by locale in JS, as the service does.
   function detail(r) {
-    const [summary] = summaries([r], { categories: new Map([[r.id, JSON.parse(r.categories_list)]]), tags: new Map([[r.id, JSON.parse(r.tags_list)]]) });
+    const [summary] = summaries([r]);
     const members = JSON.parse(r.alternates_list).sort((a, b) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0));
     const sd = parseJson(r.structured_data, null) ?? {};
     const structuredData = { faq: sd.faq ?? [], article: { enabled: sd.article?.enabled ?? false, type: sd.article?.type ?? 'Article' } };

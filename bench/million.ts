@@ -31,6 +31,7 @@ import { sql } from 'kysely';
 import { connectDatabase } from '../src/db/connect.js';
 import { dialectOf } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { rebuildLinkLists } from '../src/db/migrations/0048_content_link_lists.js';
 import { createToken } from '../src/modules/api-tokens/api-tokens.service.js';
 import { createSite } from '../src/modules/sites/sites.service.js';
 import { freePort, rssMb, serverNodeFlags, startChild, stopChild, waitForHttp } from './children.js';
@@ -157,10 +158,13 @@ const POST_TABLES = ['contents', 'content_bodies', 'content_categories', 'conten
  * (content_bodies_fts_ai) are dropped first, and after the load the indexes are created again
  * from their own SQL (one sort each instead of a random B-tree insert per row: at half a million
  * posts the pages of `contents_site_locale_slug_uq` and the link indexes no longer fit the cache)
- * and `contents_fts` is filled by the trigger's own SELECT over all rows, then the trigger is
- * created again. The index and the full-text table then hold what the row-by-row path gives
+ * and `contents_fts` is filled by the trigger's own SELECT over all rows, each content's kept
+ * category and tag lists by the migration's own rebuild (0048), then the triggers are created again. The index and the full-text table then hold what the row-by-row path gives
  * (the same rows, rowids and text); FTS5's segments are merged as its automerge leaves them.
  */
+/** The insert triggers the bulk load replaces by one statement each after it: full text, and the kept link lists (migration 0048). */
+const DEFERRED_TRIGGERS = ['content_bodies_fts_ai', 'content_categories_list_ai', 'content_tags_list_ai'].map((t) => `'${t}'`).join(', ');
+
 function bulkSqlite(file: string, rows: Iterable<PlannedPost>, onChunk: (n: number) => void) {
   const raw = new BetterSqlite3(file);
   try {
@@ -175,7 +179,7 @@ function bulkSqlite(file: string, rows: Iterable<PlannedPost>, onChunk: (n: numb
     const tables = POST_TABLES.map((t) => `'${t}'`).join(', ');
     const deferred = raw
       .prepare(`select type, name, sql from sqlite_master where sql is not null and (
-        (type = 'index' and tbl_name in (${tables})) or (type = 'trigger' and name = 'content_bodies_fts_ai'))`)
+        (type = 'index' and tbl_name in (${tables})) or (type = 'trigger' and name in (${DEFERRED_TRIGGERS})))`)
       .all() as Array<{ type: string; name: string; sql: string }>;
     for (const d of deferred) raw.exec(`drop ${d.type} ${d.name}`);
     const statements = new Map<string, BetterSqlite3.Statement>();
@@ -212,14 +216,12 @@ function bulkSqlite(file: string, rows: Iterable<PlannedPost>, onChunk: (n: numb
       onChunk(chunk.length);
     }
     const t0 = performance.now();
-    const trigger = deferred.find((d) => d.type === 'trigger');
     raw.transaction(() => {
       for (const d of deferred) if (d.type === 'index') raw.exec(d.sql);
-      if (trigger) {
-        raw.exec(`insert into contents_fts(rowid, title, slug, body_text)
-          select b.content_id, c.title, replace(c.slug, '-', ' '), b.body_text from content_bodies b join contents c on c.id = b.content_id order by b.content_id`);
-        raw.exec(trigger.sql);
-      }
+      raw.exec(`insert into contents_fts(rowid, title, slug, body_text)
+        select b.content_id, c.title, replace(c.slug, '-', ' '), b.body_text from content_bodies b join contents c on c.id = b.content_id order by b.content_id`);
+      for (const statement of rebuildLinkLists('sqlite')) raw.exec(statement);
+      for (const d of deferred) if (d.type === 'trigger') raw.exec(d.sql);
     })();
     log(`indexes and full-text table built in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     raw.pragma('optimize');

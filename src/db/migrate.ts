@@ -39,6 +39,7 @@ import * as m0043 from './migrations/0043_redirect_rules_page_index.js';
 import * as m0045 from './migrations/0045_content_counts_slots.js';
 import * as m0046 from './migrations/0046_analytics_pair_scroll_cwv.js';
 import * as m0047 from './migrations/0047_redirect_rule_versions.js';
+import * as m0048 from './migrations/0048_content_link_lists.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -87,6 +88,7 @@ const MIGRATIONS: Record<
   '0045_content_counts_slots': m0045,
   '0046_analytics_pair_scroll_cwv': m0046,
   '0047_redirect_rule_versions': m0047,
+  '0048_content_link_lists': m0048,
 };
 
 class StaticProvider implements MigrationProvider {

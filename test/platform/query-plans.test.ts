@@ -45,17 +45,10 @@ const EXPECTED_SQLITE: Record<keyof typeof HOT_READS, RegExp[]> = {
   listPage: [/^SEARCH contents USING INTEGER PRIMARY KEY/, /^SEARCH contents USING COVERING INDEX contents_site_created_idx/],
   // Newest first among published ones: the created_at index filtered by status, or the status index sorted.
   listPagePublished: [/^SEARCH contents USING INTEGER PRIMARY KEY/, /^SEARCH contents USING (COVERING )?INDEX contents_site_(created|status_published)_idx/],
-  // With its lists in the same statement: categories and tags through their (site, content)
-  // index, the translation group's other members through the group index.
-  byId: [
-    /^SEARCH contents USING INTEGER PRIMARY KEY/,
-    /SEARCH cc USING (COVERING )?INDEX content_categories_site_content_idx/,
-    /SEARCH ct USING (COVERING )?INDEX content_tags_site_content_idx/,
-    /SEARCH m USING INDEX contents_site_group_idx/,
-  ],
+  // With its alternates in the same statement: the translation group's other members through the
+  // group index (its categories and tags are on its row, migration 0048).
+  byId: [/^SEARCH contents USING INTEGER PRIMARY KEY/, /SEARCH m USING INDEX contents_site_group_idx/],
   bySlug: [/^SEARCH contents USING INDEX contents_site_locale_slug_uq/, /SEARCH m USING INDEX contents_site_group_idx/],
-  categoriesOf: [/^SEARCH cc USING .*\(.*content_id=\?\)/],
-  tagsOf: [/^SEARCH ct USING .*\(.*content_id=\?\)/],
 };
 
 /** A query of the disaster's shape written plainly: its plan shows the statistics a connection plans with. */

@@ -344,6 +344,11 @@ export const NOT_CARRIED: Record<string, Record<string, string>> = {
     index_now_last_verified_at: "the source's IndexNow state",
     index_now_submitted_until: "the source's IndexNow state",
   },
-  contents: { search_head: 'PostgreSQL search vector, kept by a trigger', search_vector: 'PostgreSQL search vector, kept by a trigger' },
+  contents: {
+    search_head: 'PostgreSQL search vector, kept by a trigger',
+    search_vector: 'PostgreSQL search vector, kept by a trigger',
+    categories_list: 'kept by triggers from content_categories (migration 0048)',
+    tags_list: 'kept by triggers from content_tags (migration 0048)',
+  },
   content_bodies: { search_body: 'PostgreSQL generated column' },
 };

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
+import type { ColumnType, Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound } from '../../shared/pagination.js';
 import { dialectOf } from '../../db/dialect.js';
@@ -33,7 +33,19 @@ export interface ContentsTable {
   published_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /**
+   * Its categories and its tags as it shows them, in link order: kept by triggers from the link
+   * tables and the names and slugs of categories and tags (migration 0048, decisions PF11), never
+   * written by the service.
+   */
+  categories_list: LinkList;
+  tags_list: LinkList;
 }
+
+/** A category or tag as a content shows it. */
+export type Linked = { id: number; name: string; slug: string };
+/** A kept list of links (JSON text on SQLite, jsonb on PostgreSQL): read only. */
+type LinkList = ColumnType<Linked[] | string, never, never>;
 
 /**
  * A content's body (migration 0025, issue 15 item 5): out of the contents row, so the summary
@@ -131,6 +143,8 @@ export const SUMMARY_COLUMNS = [
   'contents.scheduled_at',
   'contents.created_at',
   'contents.updated_at',
+  'contents.categories_list',
+  'contents.tags_list',
 ] as const;
 export type SummaryRow = Pick<
   ContentRow,
@@ -149,6 +163,8 @@ export type SummaryRow = Pick<
   | 'scheduled_at'
   | 'created_at'
   | 'updated_at'
+  | 'categories_list'
+  | 'tags_list'
   | 'author_name'
 >;
 
@@ -369,44 +385,20 @@ const VISIBILITY_STRUCTURAL = ['publishedOnly'] as const;
 type VisibilityArgs = { siteId: string; ownerId?: string; publishedOnly?: true };
 const visibilityArgs = (siteId: string, v: Visibility): VisibilityArgs => ({ siteId, ...paramsOf(v) });
 
-/** A detail's lists, as JSON arrays read with parseJson (DetailRow). */
+/** A detail's translations, as a JSON array read with parseJson (DetailRow). */
 export interface DetailLists {
-  categories_list: unknown;
-  tags_list: unknown;
   alternates_list: unknown;
 }
 export type DetailRow = ContentRow & DetailLists;
 
 /**
- * A detail row with its lists in the same statement (issue 15 item 2): its categories and tags
- * in their order, and the other members of its translation group that the reader may see (as
- * applyVisibility). Read by id, one statement instead of four.
+ * A detail row with its alternates in the same statement (issue 15 item 2): the other members of
+ * its translation group that the reader may see (as applyVisibility). Its categories and tags are
+ * on the row (migration 0048). Read by id, one statement instead of four.
  */
 function detailQuery(db: Executor, p: VisibilityArgs) {
   const d = dialectOf(db);
   return detailRow(db).select((eb) => [
-    d
-      .jsonArrayFrom(
-        eb
-          .selectFrom('content_categories as cc')
-          .innerJoin('categories as c', 'c.id', 'cc.category_id')
-          .select(['c.id', 'c.name', 'c.slug'])
-          .whereRef('cc.site_id', '=', 'contents.site_id')
-          .whereRef('cc.content_id', '=', 'contents.id')
-          .orderBy('cc.position'),
-      )
-      .as('categories_list'),
-    d
-      .jsonArrayFrom(
-        eb
-          .selectFrom('content_tags as ct')
-          .innerJoin('tags as t', 't.id', 'ct.tag_id')
-          .select(['t.id', 't.name', 't.slug'])
-          .whereRef('ct.site_id', '=', 'contents.site_id')
-          .whereRef('ct.content_id', '=', 'contents.id')
-          .orderBy('ct.position'),
-      )
-      .as('tags_list'),
     // Sorted by locale by the reader (see groupMembers: no ORDER BY on locale in SQL).
     d
       .jsonArrayFrom(
@@ -450,7 +442,7 @@ export function findContent(db: Executor, siteId: string, id: number, v: Visibil
   return contentById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<ContentRow | undefined>;
 }
 
-/** A content with its categories, tags and alternates, in one statement (the detail reads). */
+/** A content with its alternates, in one statement (the detail reads). */
 export function findContentDetail(db: Executor, siteId: string, id: number, v: Visibility) {
   return contentDetailById.executeTakeFirst(db, { ...visibilityArgs(siteId, v), id }) as Promise<DetailRow | undefined>;
 }
@@ -459,57 +451,7 @@ export function findContentBySlug(db: Executor, siteId: string, slug: string, lo
   return contentBySlug.executeTakeFirst(db, { ...visibilityArgs(siteId, v), slug, locale }) as Promise<DetailRow | undefined>;
 }
 
-const categoriesOf = prepared((db, p: { siteId: string; ids: number[] }) =>
-  db
-    .selectFrom('content_categories as cc')
-    .innerJoin('categories as c', 'c.id', 'cc.category_id')
-    .select(['cc.content_id', 'c.id', 'c.name', 'c.slug'])
-    .where('cc.site_id', '=', p.siteId)
-    .where('cc.content_id', 'in', p.ids)
-    .orderBy('cc.content_id')
-    .orderBy('cc.position'),
-);
-
-const tagsOf = prepared((db, p: { siteId: string; ids: number[] }) =>
-  db
-    .selectFrom('content_tags as ct')
-    .innerJoin('tags as t', 't.id', 'ct.tag_id')
-    .select(['ct.content_id', 't.id', 't.name', 't.slug'])
-    .where('ct.site_id', '=', p.siteId)
-    .where('ct.content_id', 'in', p.ids)
-    .orderBy('ct.content_id')
-    .orderBy('ct.position'),
-);
-
-/** A category or tag as a content shows it. */
-export type Linked = { id: number; name: string; slug: string };
-
-/** Category and tag references of many contents: one query per relation, never per row. */
-export async function loadRelations(db: Executor, siteId: string, contentIds: number[]) {
-  const categories = new Map<number, Linked[]>();
-  const tags = new Map<number, Linked[]>();
-  if (!contentIds.length) return { categories, tags };
-  const [cats, tgs] = await Promise.all([categoriesOf.execute(db, { siteId, ids: contentIds }), tagsOf.execute(db, { siteId, ids: contentIds })]);
-  for (const r of cats)
-    (categories.get(Number(r.content_id)) ?? categories.set(Number(r.content_id), []).get(Number(r.content_id))!).push({
-      id: Number(r.id),
-      name: r.name,
-      slug: r.slug,
-    });
-  for (const r of tgs)
-    (tags.get(Number(r.content_id)) ?? tags.set(Number(r.content_id), []).get(Number(r.content_id))!).push({ id: Number(r.id), name: r.name, slug: r.slug });
-  return { categories, tags };
-}
-
 export type ContentLinks = { categoryIds: number[]; tagIds: number[] };
-
-export async function linkedIds(db: Executor, siteId: string, contentId: number): Promise<ContentLinks> {
-  const [cats, tgs] = await Promise.all([
-    db.selectFrom('content_categories').select('category_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
-    db.selectFrom('content_tags').select('tag_id').where('site_id', '=', siteId).where('content_id', '=', contentId).orderBy('position').execute(),
-  ]);
-  return { categoryIds: cats.map((r) => Number(r.category_id)), tagIds: tgs.map((r) => Number(r.tag_id)) };
-}
 
 /** The id, name and slug of those of `ids` that are the site's categories or tags (one query). */
 export async function refsByIds(db: Executor, table: 'categories' | 'tags', siteId: string, ids: number[]): Promise<Map<number, Linked>> {
@@ -700,6 +642,4 @@ export const HOT_READS = {
   listPagePublished: (db: Executor, siteId: string) => listPage.compile(db, { siteId, status: 'published', publishedOnly: true, limit: 15, offset: 300 }),
   byId: (db: Executor, siteId: string, ids: number[]) => contentDetailById.compile(db, { siteId, id: ids[0]! }),
   bySlug: (db: Executor, siteId: string) => contentBySlug.compile(db, { siteId, slug: 'post-1' }),
-  categoriesOf: (db: Executor, siteId: string, ids: number[]) => categoriesOf.compile(db, { siteId, ids }),
-  tagsOf: (db: Executor, siteId: string, ids: number[]) => tagsOf.compile(db, { siteId, ids }),
 };

@@ -69,7 +69,19 @@ const toIds = (list: Array<number | string> | undefined): number[] | undefined =
 // ------------------------------------------------------------------------------------------------
 // Shapes
 
-type Relations = Awaited<ReturnType<typeof repo.loadRelations>>;
+/** A content's categories and tags as it shows them. */
+type Links = { categories: repo.Linked[]; tags: repo.Linked[] };
+
+/** The links kept on a content's row (migration 0048): JSON text on SQLite, parsed jsonb on PostgreSQL. */
+function linksOf(r: Pick<repo.SummaryRow, 'categories_list' | 'tags_list'>): Links {
+  return { categories: parseJson<repo.Linked[]>(r.categories_list, []), tags: parseJson<repo.Linked[]>(r.tags_list, []) };
+}
+
+/** The ids of a content's categories and tags, in their order (what a revision stores). */
+function linkedIds(r: ContentRow): repo.ContentLinks {
+  const { categories, tags } = linksOf(r);
+  return { categoryIds: categories.map((c) => Number(c.id)), tagIds: tags.map((t) => Number(t.id)) };
+}
 
 function featuredImage(url: string | null, alt: string | null) {
   return url ? { url, alt, variants: null } : null;
@@ -94,10 +106,10 @@ async function setContentMedia(
   if (bodyHtml !== undefined) await setOutboundLinks(tx, siteId, { contentId: id }, bodyHtml, known);
 }
 
-function toSummary(r: repo.SummaryRow, rel: Relations) {
-  const id = Number(r.id);
+function toSummary(r: repo.SummaryRow) {
+  const { categories, tags } = linksOf(r);
   return {
-    id,
+    id: Number(r.id),
     title: r.title,
     slug: r.slug,
     type: 'post' as const,
@@ -106,23 +118,14 @@ function toSummary(r: repo.SummaryRow, rel: Relations) {
     locale: r.locale,
     translationGroup: r.translation_group,
     featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
-    categories: rel.categories.get(id) ?? [],
-    tags: rel.tags.get(id) ?? [],
+    categories,
+    tags,
     author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
     publishedAt: r.published_at,
     scheduledAt: r.scheduled_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
-}
-
-async function summaries(db: Executor, siteId: string, rows: repo.SummaryRow[]) {
-  const rel = await repo.loadRelations(
-    db,
-    siteId,
-    rows.map((r) => Number(r.id)),
-  );
-  return rows.map((r) => toSummary(r, rel));
 }
 
 interface StructuredData {
@@ -167,41 +170,30 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
  * carries the text, for the route to splice into the serialized answer (contents.routes.ts;
  * decisions N11).
  */
-type Linked = { id: number | string; name: string; slug: string };
 type Member = { id: number | string; locale: string; slug: string };
 const byLocale = (a: { locale: string }, b: { locale: string }) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0);
 
 type Alternate = { locale: string; id: number; slug: string };
-/** What a write already knows of its answer's links (a create: its categories and tags, and no alternates in a new group). */
-type KnownLinks = { rel?: Relations; alternates?: Alternate[] };
-
 /**
- * A detail's categories, tags and alternates: from the row when it was read with them (one
- * statement, repo.findContentDetail), else from what the write knows, else looked up.
+ * A detail's alternates: from the row when it was read with them (one statement,
+ * repo.findContentDetail), else `known` (a create in a new group has none), else looked up.
  */
-async function detailLinks(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, known: KnownLinks = {}) {
-  const id = Number(r.id);
-  if ('categories_list' in r) {
-    const linked = (value: unknown) => parseJson<Linked[]>(value, []).map((l) => ({ id: Number(l.id), name: l.name, slug: l.slug }));
+async function detailAlternates(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, known?: Alternate[]) {
+  if ('alternates_list' in r) {
     const members = parseJson<Member[]>(r.alternates_list, []);
-    return {
-      rel: { categories: new Map([[id, linked(r.categories_list)]]), tags: new Map([[id, linked(r.tags_list)]]) },
-      alternates: members.sort(byLocale).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug })),
-    };
+    return members.sort(byLocale).map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug }));
   }
-  const rel = known.rel ?? (await repo.loadRelations(db, siteId, [id]));
-  const alternates =
-    known.alternates ??
-    (await repo.groupAlternates(db, siteId, r.translation_group, v))
-      .filter((m) => Number(m.id) !== id)
-      .map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug }));
-  return { rel, alternates };
+  if (known) return known;
+  const id = Number(r.id);
+  return (await repo.groupAlternates(db, siteId, r.translation_group, v))
+    .filter((m) => Number(m.id) !== id)
+    .map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug }));
 }
 
-async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false, known?: KnownLinks) {
+async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false, knownAlternates?: Alternate[]) {
   const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
-  const { rel, alternates } = await detailLinks(db, siteId, r, v, known);
-  const summary = toSummary(r, rel);
+  const alternates = await detailAlternates(db, siteId, r, v, knownAlternates);
+  const summary = toSummary(r);
   const sd = structuredDataOf(r);
   const variants = await variantsOfFileUrl(db, siteId, r.featured_image_url);
   return {
@@ -220,7 +212,8 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.Detai
 }
 
 /** The full editable state of a content, in API names: what a revision stores and restores. */
-function snapshotOf(r: ContentRow, links: repo.ContentLinks): Record<string, unknown> {
+function snapshotOf(r: ContentRow): Record<string, unknown> {
+  const links = linkedIds(r);
   return {
     ...contentFields.toApi(r),
     status: r.status,
@@ -251,7 +244,7 @@ function snapshotJson(snapshot: Record<string, unknown>): string {
 /** Every create and update writes one revision: who, when, what changed, a full snapshot (decisions C3). */
 async function writeRevision(tx: Executor, siteId: string, contentId: number, authorId: string | null, action: string, before: Record<string, unknown> | null) {
   const row = (await repo.findContent(tx, siteId, contentId, repo.ALL_CONTENTS))!;
-  await recordRevision(tx, siteId, contentId, authorId, action, before, snapshotOf(row, await repo.linkedIds(tx, siteId, contentId)));
+  await recordRevision(tx, siteId, contentId, authorId, action, before, snapshotOf(row));
   return row;
 }
 
@@ -340,13 +333,13 @@ export async function listContents(db: Executor, auth: Auth, query: ContentListQ
   const nextCursor =
     last && more && CURSOR_SORTS.has(sort.sortBy) ? encodeCursor({ ...sort, value: String(last[sort.sortBy as 'created_at']), id: Number(last.id) }) : null;
   const meta = pageMeta(total, query.page, query.limit);
-  return { data: await summaries(db, auth.siteId, rows), meta: { ...meta, currentPage: after ? null : meta.currentPage, nextCursor } };
+  return { data: rows.map(toSummary), meta: { ...meta, currentPage: after ? null : meta.currentPage, nextCursor } };
 }
 
 /** The summaries of a list's page without counting the list (site blocks' data sources show no pages). */
 export async function listContentSummaries(db: Executor, auth: Auth, query: ContentListQueryValue) {
   const { rows } = await repo.listContents(db, auth.siteId, query, visibilityOf(auth), false);
-  return { data: await summaries(db, auth.siteId, rows) };
+  return { data: rows.map(toSummary) };
 }
 
 /** A content by id; with `bodyAsText` see toDetail. */
@@ -379,7 +372,7 @@ export async function searchContents(db: Executor, auth: Auth, query: ContentSea
     auth.siteId,
     hits.map((h) => h.id),
   );
-  const byId = new Map((await summaries(db, auth.siteId, rows)).map((s) => [s.id, s]));
+  const byId = new Map(rows.map((r) => [Number(r.id), toSummary(r)]));
   const data = hits.filter((h) => byId.has(h.id)).map((h) => ({ ...byId.get(h.id)!, highlights: { title: h.titleHighlight, body: h.bodyHighlight } }));
   return { data, meta: { ...pageMeta(total, query.page, query.limit), capped } };
 }
@@ -511,24 +504,24 @@ async function insertContent(
     }
     const id = inserted.id;
     // The row as stored, from what was inserted: reading it back would copy a large body out of
-    // SQLite again on the event loop (issue 15); the author's name came back with the insert.
-    const row: ContentRow = { ...values, id, author_name: inserted.authorName };
+    // SQLite again on the event loop (issue 15); the author's name came back with the insert, and
+    // its lists are what the link triggers are about to keep (the write's checked references).
+    const row: ContentRow = {
+      ...values,
+      id,
+      author_name: inserted.authorName,
+      categories_list: categoryIds.map((c) => refs.categories.get(c)!),
+      tags_list: tagIds.map((t) => refs.tags.get(t)!),
+    };
     // The row is new: its links, references and outbound links are inserted, nothing deleted first.
     await repo.setCategories(tx, siteId, id, categoryIds, true);
     await repo.setTags(tx, siteId, id, tagIds, true);
     await setContentMedia(tx, siteId, id, input.featuredImageUrl ?? null, rendered?.body_html ?? '', { domain, fresh: true });
-    await recordRevision(tx, siteId, id, auth.userId, 'create', null, snapshotOf(row, { categoryIds, tagIds }));
+    await recordRevision(tx, siteId, id, auth.userId, 'create', null, snapshotOf(row));
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
-    // The answer's links are what was just written: no lookups (a new group has no other member).
-    const known: KnownLinks = {
-      rel: {
-        categories: new Map([[id, categoryIds.map((c) => refs.categories.get(c)!)]]),
-        tags: new Map([[id, tagIds.map((t) => refs.tags.get(t)!)]]),
-      },
-      alternates: input.translationGroup ? undefined : [],
-    };
-    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText, known);
+    // A new group has no other member: no lookup.
+    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText, input.translationGroup ? undefined : []);
   });
 }
 
@@ -541,7 +534,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     const v = visibilityOf(auth);
     const row = await repo.findContent(tx, siteId, id, v);
     if (!row) throw notFound('content');
-    const before = snapshotOf(row, await repo.linkedIds(tx, siteId, id));
+    const before = snapshotOf(row);
     const status = input.status ?? row.status;
     const statusChanged = status !== row.status;
     // An update alone never unpublishes: only an explicit status does (spec "Content status").
@@ -728,7 +721,7 @@ export async function restoreRevision(db: Db, auth: Auth, id: number, revisionId
   return db.transaction().execute(async (tx) => {
     const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
     if (!row) throw notFound('content');
-    const before = snapshotOf(row, await repo.linkedIds(tx, auth.siteId, id));
+    const before = snapshotOf(row);
     const slugFree = !(await slugTakenInLocale(tx, 'contents', auth.siteId, row.locale, s.slug, id));
     await repo.updateContent(tx, auth.siteId, id, {
       ...(contentFields.patch(s) as Partial<ContentColumns>),
@@ -783,7 +776,7 @@ export async function copyContentToLocale(db: Db, auth: Auth, id: number, body: 
     const row = await repo.findContent(tx, auth.siteId, id, visibilityOf(auth));
     if (!row) throw notFound('content');
     await assertLocaleFree(tx, 'contents', auth.siteId, row.translation_group, target);
-    const links = await repo.linkedIds(tx, auth.siteId, id);
+    const links = linkedIds(row);
     const slug = await findFreeSlug(row.slug, (c) => slugsInLocale(tx, 'contents', auth.siteId, target, c), 500);
     const at = now();
     // Columns named through the field map: the row may carry database-maintained columns (a search vector).

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenFor, allScopesExcept } from '../../../test/helpers/app.js';
+import { createTokenFor, allScopesExcept, TEST_DIALECT } from '../../../test/helpers/app.js';
 import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { lastArrivalAt } from '../../shared/time-slice.js';
+import * as m0048 from '../../db/migrations/0048_content_link_lists.js';
 
 const ctx = useTestApp();
 
@@ -870,6 +871,99 @@ describe('categories and tags stay true to the contents', () => {
     const after = (await api.get(`/v1/contents/${a.id}`)).body;
     expect(after.categories).toEqual([]);
     expect(after.tags).toEqual([]);
+  });
+});
+
+describe("each content's categories and tags kept on its row (migration 0048, decisions PF11)", () => {
+  /** Every content's kept lists of a site, against what its link rows say now (the truth). */
+  async function keptAndLive(siteId: string) {
+    const db = ctx.app.database.db;
+    const rows = await db.selectFrom('contents').select(['id', 'categories_list', 'tags_list']).where('site_id', '=', siteId).orderBy('id').execute();
+    const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+    const live = async (table: 'content_categories' | 'content_tags', ref: 'categories' | 'tags', column: 'category_id' | 'tag_id', id: number) =>
+      (
+        await db
+          .selectFrom(`${table} as x` as 'content_categories as x')
+          .innerJoin(`${ref} as k` as 'categories as k', 'k.id', `x.${column}` as 'x.category_id')
+          .select(['k.id', 'k.name', 'k.slug'])
+          .where('x.content_id', '=', id)
+          .orderBy('x.position')
+          .execute()
+      ).map((r) => ({ id: Number(r.id), name: r.name, slug: r.slug }));
+    const kept: unknown[] = [];
+    const truth: unknown[] = [];
+    for (const r of rows) {
+      kept.push({ id: r.id, categories: parse(r.categories_list), tags: parse(r.tags_list) });
+      truth.push({
+        id: r.id,
+        categories: await live('content_categories', 'categories', 'category_id', Number(r.id)),
+        tags: await live('content_tags', 'tags', 'tag_id', Number(r.id)),
+      });
+    }
+    return { kept, truth };
+  }
+
+  it("shows a category's or tag's new name and slug on every content linking it, in every read, and nothing changes on another site", async () => {
+    const { api, siteId } = await site();
+    const other = await site();
+    const [news, tech] = [(await api.post('/v1/categories', { name: 'News' })).body.data, (await api.post('/v1/categories', { name: 'Tech' })).body.data];
+    const [hot, cold] = [(await api.post('/v1/tags', { name: 'Hot' })).body.data, (await api.post('/v1/tags', { name: 'Cold' })).body.data];
+    const otherNews = (await other.api.post('/v1/categories', { name: 'News' })).body.data;
+    const a = await post(api, { title: 'Alpha word', categoryIds: [tech.id, news.id], tagIds: [hot.id, cold.id], status: 'published' });
+    await post(api, { title: 'Beta', categoryIds: [news.id] });
+    const c = await post(other.api, { title: 'Gamma', categoryIds: [otherNews.id] });
+
+    expect((await api.put(`/v1/categories/${news.id}`, { name: 'World news', slug: 'world' })).status).toBe(200);
+    expect((await api.put(`/v1/tags/${cold.id}`, { name: 'Frozen' })).status).toBe(200);
+    const renamed = [
+      { id: tech.id, name: 'Tech', slug: 'tech' },
+      { id: news.id, name: 'World news', slug: 'world' },
+    ];
+    const tags = [
+      { id: hot.id, name: 'Hot', slug: 'hot' },
+      { id: cold.id, name: 'Frozen', slug: 'cold' },
+    ];
+    expect((await api.get(`/v1/contents/${a.id}`)).body).toMatchObject({ categories: renamed, tags });
+    expect((await api.get(`/v1/contents/slug/${a.slug}`)).body.data).toMatchObject({ categories: renamed, tags });
+    const list = (await api.get('/v1/contents?sortBy=title&sortOrder=asc')).body.data;
+    expect(list.map((x: any) => [x.title, x.categories.map((k: any) => k.name), x.tags.map((t: any) => t.name)])).toEqual([
+      ['Alpha word', ['Tech', 'World news'], ['Hot', 'Frozen']],
+      ['Beta', ['World news'], []],
+    ]);
+    expect((await api.get('/v1/contents/search?q=alpha')).body.data[0]).toMatchObject({ categories: renamed, tags });
+    expect((await other.api.get(`/v1/contents/${c.id}`)).body.categories).toEqual([{ id: otherNews.id, name: 'News', slug: 'news' }]);
+
+    // A new order is kept in the new order; a restore brings the first revision's links back.
+    await api.put(`/v1/contents/${a.id}`, { categoryIds: [news.id], tagIds: [cold.id, hot.id] });
+    expect((await api.get(`/v1/contents/${a.id}`)).body).toMatchObject({ categories: [renamed[1]], tags: [tags[1], tags[0]] });
+    const first = (await api.get(`/v1/contents/${a.id}/revisions`)).body.data.at(-1);
+    const restored = (await api.post(`/v1/contents/${a.id}/revisions/${first.id}/restore`)).body.data;
+    expect(restored).toMatchObject({ categories: renamed, tags });
+    expect((await api.get(`/v1/contents/${a.id}`)).body).toMatchObject({ categories: renamed, tags });
+
+    for (const id of [siteId, other.siteId]) {
+      const { kept, truth } = await keptAndLive(id);
+      expect(kept).toEqual(truth);
+    }
+  });
+
+  it('are rebuilt from the link rows by the migration, for contents written before it', async () => {
+    const { api, siteId } = await site();
+    const news = (await api.post('/v1/categories', { name: 'News' })).body.data;
+    const hot = (await api.post('/v1/tags', { name: 'Hot' })).body.data;
+    const a = await post(api, { title: 'A', categoryIds: [news.id], tagIds: [hot.id] });
+    await post(api, { title: 'B' });
+    const db = ctx.app.database.db;
+    const dialect = TEST_DIALECT;
+    await m0048.down(db, dialect);
+    await m0048.up(db, dialect);
+    const { kept, truth } = await keptAndLive(siteId);
+    expect(kept).toEqual(truth);
+    expect(kept[0]).toEqual({ id: a.id, categories: [{ id: news.id, name: 'News', slug: 'news' }], tags: [{ id: hot.id, name: 'Hot', slug: 'hot' }] });
+    expect(kept[1]).toMatchObject({ categories: [], tags: [] });
+    // The triggers are back: a rename reaches the row again.
+    await api.put(`/v1/tags/${hot.id}`, { name: 'Hotter' });
+    expect((await api.get(`/v1/contents/${a.id}`)).body.tags).toEqual([{ id: hot.id, name: 'Hotter', slug: 'hot' }]);
   });
 });
 
