@@ -25,14 +25,17 @@ const LINKS: Link[] = [
   { table: 'content_tags', ref: 'tags', column: 'tag_id', list: 'tags_list' },
 ];
 
-/** The list of the contents row in scope (`contents.id`), from its link rows in their order. */
+/**
+ * The list of the contents row in scope, from its link rows in their order: through the
+ * (site_id, content_id, position) index of migration 0011, so no sort.
+ */
 const sqliteList = (l: Link) =>
   `(select json_group_array(json_object('id', r.id, 'name', r.name, 'slug', r.slug)) from
      (select k.id, k.name, k.slug from ${l.table} x join ${l.ref} k on k.id = x.${l.column}
-       where x.content_id = contents.id order by x.position) r)`;
+       where x.site_id = contents.site_id and x.content_id = contents.id order by x.position) r)`;
 const postgresList = (l: Link) =>
   `(select coalesce(jsonb_agg(jsonb_build_object('id', k.id, 'name', k.name, 'slug', k.slug) order by x.position), '[]'::jsonb)
-     from ${l.table} x join ${l.ref} k on k.id = x.${l.column} where x.content_id = contents.id)`;
+     from ${l.table} x join ${l.ref} k on k.id = x.${l.column} where x.site_id = contents.site_id and x.content_id = contents.id)`;
 
 const sqliteUp = (l: Link) => [
   `create trigger ${l.table}_list_ai after insert on ${l.table} begin
