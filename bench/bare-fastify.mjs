@@ -22,6 +22,8 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import fastifyStatic from '@fastify/static';
+// The text the service's SQLite connection prepares for the same SQL (decisions PF12).
+import { planOnceSql } from '../dist/db/sqlite.js';
 
 // ------------------------------------------------------------------------------------------------
 // Statements
@@ -191,12 +193,12 @@ export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path
   if (!site) throw new Error('bare-fastify: the database has no site');
   const siteId = site.id;
 
-  // Prepared once per SQL text, like the service's statement cache (src/db/connect.ts); the
+  // Prepared once per SQL text, like the service's statement cache (src/db/sqlite.ts); the
   // `in (...)` lists make one text per list length.
   const cache = new Map();
   const stmt = (sql) => {
     let s = cache.get(sql);
-    if (!s) cache.set(sql, (s = db.prepare(sql)));
+    if (!s) cache.set(sql, (s = db.prepare(planOnceSql(sql))));
     return s;
   };
 
