@@ -7,9 +7,9 @@ describe('the SQL SQLite prepares: equality parameters planned once (decisions P
     expect(planOnceSql('select * from "contents" where "contents"."site_id" = ? and "contents"."id" = ?')).toBe(
       'select * from "contents" where "contents"."site_id" = +? and "contents"."id" = +?',
     );
-    expect(planOnceSql(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is ? and g in (?, ?) and h IN (?) and i like ? limit ? offset ?`)).toBe(
-      `select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is +? and g in (+?, +?) and h IN (+?) and i like ? limit ? offset ?`,
-    );
+    expect(
+      planOnceSql(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is ? and g in (?, ?) and h IN (?) and i like ? limit ? offset ?`),
+    ).toBe(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is +? and g in (+?, +?) and h IN (+?) and i like ? limit ? offset ?`);
     expect(planOnceSql(`insert into t (a, b) values (?, ?)`)).toBe(`insert into t (a, b) values (?, ?)`);
     expect(planOnceSql(`select '= ?', 'it''s = ?', "x = ?" from t where "a = ?" = ?`)).toBe(`select '= ?', 'it''s = ?', "x = ?" from t where "a = ?" = +?`);
   });
