@@ -11,15 +11,16 @@ const STATEMENT_CACHE_SIZE = 500;
 
 /**
  * The text SQLite prepares for a statement's SQL (decisions PF12): each parameter compared for
- * equality (`= ?`, `is ?`, `in (?, ...)`) becomes `+?`, the same value. SQLite's planner (3.54, as
- * better-sqlite3 13 builds it) marks a parameter it estimated a join or an index probe with as
- * "re-prepare when bound again", and better-sqlite3 binds every parameter on every run: a join
- * read by id was prepared again on every execution (35 us for a two-table join, 220 us for the
- * detail read, against 5 and 25 us). `+?` is a value the planner does not look into: the plan
- * is made once, from the statistics alone, as for a literal it cannot see. Ranges and LIKE keep
- * their parameters (the planner may read their values). Quoted text is left as it is.
+ * equality (`= ?`, `is ?`, `in (?, ...)`) and a LIMIT's or OFFSET's becomes `+?`, the same value.
+ * SQLite's planner (3.54, as better-sqlite3 13 builds it) marks a parameter it estimated a join
+ * or an index probe with, or took a LIMIT's count from, as "re-prepare when bound again", and
+ * better-sqlite3 binds every parameter on every run: a join read by id was prepared again on
+ * every execution (35 us for a two-table join, 220 us for the detail read, against 5 and 25 us),
+ * a list page too (155-270 us against 55-60). `+?` is a value the planner does not look into: the
+ * plan is made once, from the statistics alone, and the LIMIT is counted at run time. Ranges and
+ * LIKE keep their parameters (the planner may read their values). Quoted text is left as it is.
  */
-const QUOTED_OR_EQUALITY = /'(?:[^']|'')*'|"(?:[^"]|"")*"|((?<![<>!])= |\bis |\bin \()(\?(?:, \?)*)/gi;
+const QUOTED_OR_EQUALITY = /'(?:[^']|'')*'|"(?:[^"]|"")*"|((?<![<>!])= |\bis |\bin \(|\blimit |\boffset )(\?(?:, \?)*)/gi;
 const planned = new Map<string, string>();
 export function planOnceSql(sql: string): string {
   let text = planned.get(sql);
