@@ -60,8 +60,10 @@ function copyFrom(db, cairnFile) {
   db.pragma('optimize=0x10002');
 }
 
+// Parameters written `+?`: SQLite 3.54 prepares a statement again on every run when its planner
+// read a bound LIMIT or a joined equality (decisions PF12); a lean server written today avoids it too.
 const SQL = {
-  page: `select ${summary('posts')}, (select count(*) from posts) as total from posts order by created_at desc, id desc limit ? offset ?`,
+  page: `select ${summary('posts')}, (select count(*) from posts) as total from posts order by created_at desc, id desc limit +? offset +?`,
   detail: (where) => `select ${summary('p')}, p.meta, p.body, p.body_html,
     (select json_group_array(json_object('locale', a.locale, 'id', a.id, 'slug', a.slug)) from
       (select locale, id, slug from posts a where a.translation_group = p.translation_group and a.id <> p.id order by locale) a) as alternates
@@ -72,7 +74,7 @@ const SQL = {
   search: `select ${summary('posts')}, f.title_hl, f.body_hl, (select count(*) from posts_fts where posts_fts match @match) as total
     from (select rowid, highlight(posts_fts, 0, char(64976), char(64977)) as title_hl,
         snippet(posts_fts, 1, char(64976), char(64977), '…', 24) as body_hl
-      from posts_fts where posts_fts match @match order by rank limit @limit offset @offset) as f
+      from posts_fts where posts_fts match @match order by rank limit +@limit offset +@offset) as f
     join posts on posts.id = f.rowid`,
   insert: `insert into posts (slug, locale, title, excerpt, status, translation_group, created_at, updated_at, body, body_html)
     values (?, 'en', ?, null, 'draft', lower(hex(randomblob(16))), ?, ?, ?, ?) returning id`,
@@ -99,8 +101,8 @@ export function createLeanApp(cairnFile, file) {
   copyFrom(db, cairnFile);
   const stmt = {
     page: db.prepare(SQL.page),
-    byId: db.prepare(SQL.detail('p.id = ?')),
-    bySlug: db.prepare(SQL.detail("p.locale = 'en' and p.slug = ?")),
+    byId: db.prepare(SQL.detail('p.id = +?')),
+    bySlug: db.prepare(SQL.detail("p.locale = 'en' and p.slug = +?")),
     search: db.prepare(SQL.search),
     insert: db.prepare(SQL.insert),
     insertFts: db.prepare(SQL.insertFts),
