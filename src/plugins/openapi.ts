@@ -6,6 +6,7 @@ import { openApiWebhooks } from '../modules/webhooks/webhooks.schemas.js';
 import type { EventDescriptions } from '../modules/types.js';
 import { type NamedDocument, nameSchemas } from './openapi-names.js';
 import { IDEMPOTENCY_PARAMETER } from './idempotency.js';
+import { withoutStoredJsonKeyword } from '../shared/stored-json.js';
 
 /** Where the reference UI lives; @fastify/swagger-ui adds its routes with no way to declare a scope, so the route guard takes them as public. */
 export const DOCS_PREFIX = '/docs';
@@ -46,7 +47,7 @@ export async function registerOpenApi(
     },
     transformObject: (document) =>
       ('openapiObject' in document
-        ? nameSchemas(withIdempotencyKeys(optionalDefaults(document.openapiObject as OpenApiDocument), idempotentOperations))
+        ? nameSchemas(withIdempotencyKeys(optionalDefaults(withoutStoredJsonKeyword(document.openapiObject as OpenApiDocument)), idempotentOperations))
         : document.swaggerObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { needsUnwrap, serializableSchema, storedJsonSchemaIds, unwrapStoredJson } from '../shared/stored-json.js';
 
 type Serializer = (payload: unknown) => string;
 type BuildSerializer = (externalSchemas: Record<string, unknown>, options?: unknown) => (route: { schema: object }) => Serializer;
@@ -7,25 +8,51 @@ type BuildSerializer = (externalSchemas: Record<string, unknown>, options?: unkn
 const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 const defaultBuild = (fromFastify('@fastify/fast-json-stringify-compiler') as { SerializerSelector(): BuildSerializer }).SerializerSelector();
 
-/** Compiled serializers by shared schemas and options, then by response schema: pure functions of their JSON. */
-const compiled = new Map<string, Map<string, Serializer>>();
+/** Per shared schemas and options: the compiled serializers by response schema, and how to compile them. */
+interface Context {
+  known: Map<string, Serializer>;
+  /** The shared schemas holding stored JSON (decisions PF13), and the shared schemas as compiled. */
+  storedIds: Set<string>;
+  shared: Record<string, unknown>;
+  options: unknown;
+  build?: ReturnType<BuildSerializer>;
+}
+const contexts = new Map<string, Context>();
+
+/**
+ * fast-json-stringify's own Ajv (it picks `anyOf` branches with it) told that `unsafe`, its
+ * format for strings written unescaped, is a format: stored JSON is compiled as one.
+ */
+function withUnsafeFormat(options: unknown): unknown {
+  const given = (options ?? {}) as { ajv?: { formats?: Record<string, unknown> } };
+  return { ...given, ajv: { ...given.ajv, formats: { ...given.ajv?.formats, unsafe: true } } };
+}
 
 /**
  * Fastify's response serializer compiler, memoized. Compiling is most of an app's start-up CPU
  * (about 2.5 s on this machine): routes repeat the same error and record schemas, and tests
  * build many apps in one process; an identical schema now compiles once per process, and only
- * when a route first answers with it.
+ * when a route first answers with it. Stored JSON (shared/stored-json.ts, decisions PF13) is
+ * compiled as an unescaped string and unwrapped after serializing, in the routes that have any.
  */
 export function buildSerializer(externalSchemas: Record<string, unknown>, options?: unknown) {
-  const build = defaultBuild(externalSchemas, options);
   const contextKey = JSON.stringify([externalSchemas, options ?? null]);
-  let serializers = compiled.get(contextKey);
-  if (!serializers) compiled.set(contextKey, (serializers = new Map()));
-  const known = serializers;
+  let context = contexts.get(contextKey);
+  if (!context) {
+    const storedIds = storedJsonSchemaIds(externalSchemas);
+    const shared = storedIds.size ? serializableSchema(externalSchemas) : externalSchemas;
+    contexts.set(contextKey, (context = { known: new Map(), storedIds, shared, options }));
+  }
+  const c = context;
   const compile = (route: { schema: object }): Serializer => {
     const key = JSON.stringify(route.schema);
-    let serializer = known.get(key);
-    if (!serializer) known.set(key, (serializer = build(route)));
+    let serializer = c.known.get(key);
+    if (!serializer) {
+      c.build ??= defaultBuild(c.shared, withUnsafeFormat(c.options));
+      const plain = c.build({ ...route, schema: serializableSchema(route.schema) });
+      serializer = needsUnwrap(key, c.storedIds) ? (payload) => unwrapStoredJson(plain(payload)) : plain;
+      c.known.set(key, serializer);
+    }
     return serializer;
   };
   // Compiled when the route first answers with that status, not at start-up (issue 37 item 5).

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
+import type { Documented } from './stored-json.js';
 
 /** Common schemas (decisions G3, G5, G8). */
 export const ErrorBodySchema = Type.Object(
@@ -70,7 +71,7 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
  */
 const NAMED = new Map<string, TSchema>();
 
-export function named<T extends TSchema>(id: string, schema: T, examples?: readonly Static<T>[]): T {
+export function named<T extends TSchema>(id: string, schema: T, examples?: readonly Documented<Static<T>>[]): T {
   const out = { ...schema, $id: id, title: id, ...(examples ? { examples } : {}) } as T;
   const existing = NAMED.get(id);
   if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`Two different schemas are named ${id}`);

@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORMATS } from '../../src/shared/formats.js';
+import { STORED_JSON_KEYWORD } from '../../src/shared/stored-json.js';
 import { buildTestApp, type TestContext } from '../helpers/app.js';
 
 /**
@@ -117,6 +118,15 @@ describe('OpenAPI: examples on the main schemas', () => {
     'AnalyticsSettings',
     'UpdateAnalyticsSettingsRequest',
   ];
+
+  it('documents stored JSON as the value it holds, without the serializer keyword (decisions PF13)', () => {
+    const ref = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, slug: { type: 'string' } } };
+    for (const name of ['ContentSummary', 'Content', 'ContentSearchResult']) {
+      expect(doc.components.schemas[name].properties.categories).toMatchObject({ type: 'array', items: ref });
+      expect(doc.components.schemas[name].properties.tags).toMatchObject({ type: 'array', items: ref });
+    }
+    expect(JSON.stringify(doc)).not.toContain(STORED_JSON_KEYWORD);
+  });
 
   it('has examples on each main schema', () => {
     const missing = MAIN.filter((name) => !(doc.components.schemas[name]?.examples?.length > 0));

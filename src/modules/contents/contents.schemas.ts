@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import { listQuerySchema } from '../../shared/pagination.js';
 import { DateFilter, HttpUrl, Id, IdOrText, Locale, UrlOrPath, Nullable, named, PageMeta, ref, Timestamp } from '../../shared/schemas.js';
 import { SLUG_PATTERN } from '../../shared/slug.js';
+import { type Documented, StoredJson } from '../../shared/stored-json.js';
 
 export const STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
 export type ContentStatus = (typeof STATUSES)[number];
@@ -34,8 +35,9 @@ export const ContentSummary = Type.Object({
   locale: Type.String(),
   translationGroup: Type.String({ format: 'uuid' }),
   featuredImage: Nullable(FeaturedImage),
-  categories: Type.Array(Ref),
-  tags: Type.Array(Ref),
+  // Kept on the row as JSON text (migration 0048) and written into answers as it is (decisions PF13).
+  categories: StoredJson(Type.Array(Ref)),
+  tags: StoredJson(Type.Array(Ref)),
   author: Nullable(Type.Object({ id: Type.String(), fullName: Type.String() })),
   publishedAt: Nullable(Timestamp),
   scheduledAt: Nullable(Timestamp),
@@ -238,7 +240,7 @@ export const RevisionParams = Type.Object({
 });
 
 const FILE = 'https://cms.example.com/files/8d1f4b2a-6c3e-4f70-9a18-2b5c7e9d0f41/e1c0a7f3-94b2-4d6e-8f15-3a2c9b7d6e08/cairn-on-a-hill.webp';
-const summaryExample: Static<typeof ContentSummary> = {
+const summaryExample: Documented<Static<typeof ContentSummary>> = {
   id: 42,
   title: 'Hello world',
   slug: 'hello-world',

@@ -1,6 +1,7 @@
 import { type Insertable, sql } from 'kysely';
 import type { Db, Executor } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
+import { type StoredJson, storedJson } from '../../shared/stored-json.js';
 import { AppError, invalid, issuesError, notFound } from '../../shared/errors.js';
 import { findFreeSlug, retryLostSlug, slugify, slugsInLocale, slugTakenInLocale } from '../../shared/slug.js';
 import { pageMeta } from '../../shared/pagination.js';
@@ -106,8 +107,25 @@ async function setContentMedia(
   if (bodyHtml !== undefined) await setOutboundLinks(tx, siteId, { contentId: id }, bodyHtml, known);
 }
 
+/**
+ * A kept list as an answer writes it: SQLite's JSON text as it is (decisions PF13); PostgreSQL's
+ * jsonb arrives parsed, and a create's row holds the list it built.
+ */
+function storedList(value: unknown): StoredJson<repo.Linked[]> {
+  return storedJson(typeof value === 'string' ? value : toJson(value ?? []));
+}
+
+/** A summary as the contents routes answer it: its categories and tags as stored JSON (decisions PF13). */
 function toSummary(r: repo.SummaryRow) {
-  const { categories, tags } = linksOf(r);
+  return { ...summaryFields(r), categories: storedList(r.categories_list), tags: storedList(r.tags_list) };
+}
+
+/** A summary with its categories and tags as values (site blocks' data sources, whose answers are any JSON). */
+function toPlainSummary(r: repo.SummaryRow) {
+  return { ...summaryFields(r), ...linksOf(r) };
+}
+
+function summaryFields(r: repo.SummaryRow) {
   return {
     id: Number(r.id),
     title: r.title,
@@ -118,8 +136,6 @@ function toSummary(r: repo.SummaryRow) {
     locale: r.locale,
     translationGroup: r.translation_group,
     featuredImage: featuredImage(r.featured_image_url, r.featured_image_alt),
-    categories,
-    tags,
     author: r.author_id && r.author_name !== null ? { id: r.author_id, fullName: r.author_name } : null,
     publishedAt: r.published_at,
     scheduledAt: r.scheduled_at,
@@ -339,7 +355,7 @@ export async function listContents(db: Executor, auth: Auth, query: ContentListQ
 /** The summaries of a list's page without counting the list (site blocks' data sources show no pages). */
 export async function listContentSummaries(db: Executor, auth: Auth, query: ContentListQueryValue) {
   const { rows } = await repo.listContents(db, auth.siteId, query, visibilityOf(auth), false);
-  return { data: rows.map(toSummary) };
+  return { data: rows.map(toPlainSummary) };
 }
 
 /** A content by id; with `bodyAsText` see toDetail. */
