@@ -40,6 +40,36 @@ afterAll(() => {
 const MARKDOWN = 'An [outside link](https://example.org/a) and [one of ours](/about).\n\nA second paragraph.';
 
 describe('statements per request (issue 37)', () => {
+  it('a list page counts its total in its own statement, and counts on its own only past its last page (decisions PF14)', async () => {
+    const api = await ctx.site();
+    const tag = (await api.post('/v1/tags', { name: 'Counted tag' })).body.data.id as number;
+    for (const [title, extra] of [
+      ['One', { status: 'published', tagIds: [tag] }],
+      ['Two', {}],
+      ['Three', { tagIds: [tag] }],
+    ] as const)
+      expect((await api.post('/v1/contents', { type: 'post', title, bodyMarkdown: MARKDOWN, ...extra })).status).toBe(201);
+    const other = await ctx.site();
+    expect((await other.post('/v1/contents', { type: 'post', title: 'Elsewhere', bodyMarkdown: MARKDOWN })).status).toBe(201);
+    expect((await api.get('/v1/contents?limit=1')).status).toBe(200); // the token and validators warm
+    const page = async (query: string) => {
+      let body: any;
+      const seen = await statementsOf(async () => {
+        body = (await api.get(`/v1/contents?${query}`)).body;
+      });
+      return [seen.length, body.data.map((c: { title: string }) => c.title), body.meta.total];
+    };
+    // From the per-status counters (N12), then by the filters: one statement while the page has rows.
+    expect(await page('limit=2')).toEqual([1, ['Three', 'Two'], 3]);
+    expect(await page('limit=2&page=2')).toEqual([1, ['One'], 3]);
+    expect(await page('limit=2&page=3')).toEqual([2, [], 3]);
+    expect(await page('status=published')).toEqual([1, ['One'], 1]);
+    expect(await page(`tagIds[]=${tag}&limit=1`)).toEqual([1, ['Three'], 2]);
+    expect(await page(`tagIds[]=${tag}&limit=1&page=3`)).toEqual([2, [], 2]);
+    expect(await page(`tagIds[]=${tag + 1000}`)).toEqual([2, [], 0]);
+    expect((await other.get('/v1/contents')).body.meta.total).toBe(1);
+  });
+
   it("a create runs its site, row, body, outbound links and revision: the author comes back with the row, the slug is the insert's own check; on PostgreSQL the row and body are one statement", async () => {
     const api = await ctx.site();
     // The token and the route's validators are warm: only the create's own work is counted.

@@ -313,13 +313,27 @@ function listBase(db: Executor, p: ListArgs) {
 
 const listCount = prepared((db, p: ListArgs) => listBase(db, p).select((eb) => eb.fn.countAll<number>().as('count')), { structural: LIST_STRUCTURAL });
 
+/** The total from the per-status counters (decisions N12): for lists filtered by nothing but the status. */
+function countedTotalQuery(db: Executor, p: { siteId: string; status?: string }) {
+  const q = db
+    .selectFrom('content_counts')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('n'), eb.lit(0)).as('count'))
+    .where('site_id', '=', p.siteId);
+  return p.status ? q.where('status', '=', p.status) : q;
+}
+const countedTotal = prepared(countedTotalQuery);
+
+/** How a page counts its list in the same statement (PF14): from the counters (with a status or not), or by its filters. */
+type PageTotal = { total?: 'counted' | 'filtered'; countedStatus?: string };
+
 /**
  * A page of summaries. The page's ids come from the filtered, ordered index first; only those 15
  * rows are then read with their author. Joined before the OFFSET, every skipped row would be read
- * and joined (page 300 of 10,000: 1.8 ms instead of 0.25).
+ * and joined (page 300 of 10,000: 1.8 ms instead of 0.25). With `total`, each row also carries the
+ * list's total, counted once by an uncorrelated subquery (decisions PF14).
  */
 const listPage = prepared(
-  (db, p: ListArgs) => {
+  (db, p: ListArgs & PageTotal) => {
     const column = `contents.${p.sortBy ?? 'created_at'}` as 'contents.created_at';
     const order = p.sortOrder ?? (p.sortBy ? 'asc' : 'desc');
     let ids = listBase(db, p);
@@ -328,22 +342,21 @@ const listPage = prepared(
       ids = ids.where((eb) => eb(eb.refTuple(column, 'contents.id'), order === 'desc' ? '<' : '>', eb.tuple(p.afterValue!, p.afterId!)));
     const pageIds = ids.select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
     return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS))
+      .$if(p.total === 'counted', (q) => q.select(() => countedTotalQuery(db, { siteId: p.siteId, status: p.countedStatus }).as('total')))
+      .$if(p.total === 'filtered', (q) =>
+        q.select(() =>
+          listBase(db, p)
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .as('total'),
+        ),
+      )
       .where(filterOnly('contents.site_id'), '=', p.siteId)
       .where('contents.id', 'in', pageIds)
       .orderBy(column, order)
       .orderBy('contents.id', order);
   },
-  { structural: LIST_STRUCTURAL },
+  { structural: [...LIST_STRUCTURAL, 'total'] },
 );
-
-/** The total from the per-status counters (decisions N12): for lists filtered by nothing but the status. */
-const countedTotal = prepared((db, p: { siteId: string; status?: string }) => {
-  const q = db
-    .selectFrom('content_counts')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('n'), eb.lit(0)).as('count'))
-    .where('site_id', '=', p.siteId);
-  return p.status ? q.where('status', '=', p.status) : q;
-});
 
 const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder', 'cursor']);
 
@@ -358,18 +371,22 @@ function countable(query: ContentListQueryValue, visibility: Visibility): { stat
   return { status: v.publishedOnly ? 'published' : query.status };
 }
 
-/** One page of summaries and the filtered total (decisions G5): two prepared statements. */
-/** A page of summaries and the total; `withTotal: false` skips the count (a caller that shows no pages). */
+/**
+ * A page of summaries and the total (decisions G5); `withTotal: false` skips the count (a caller
+ * that shows no pages). One statement when the page has rows (PF14); a page past the end, or of
+ * an empty list, counts on its own.
+ */
 export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility, withTotal = true, after?: ListAfter) {
   const { page, limit, cursor: _cursor, ...filters } = query;
   const args = listFilterArgs(siteId, filters, v);
   const paging = after ? { limit, offset: 0, afterValue: after.value, afterId: after.id } : { limit, offset: (page - 1) * limit };
   if (!withTotal) return { rows: (await listPage.execute(db, { ...args, ...paging })) as SummaryRow[], total: -1 };
   const counted = countable(query, v);
-  const total = Number((await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args)))?.count ?? 0);
-  if (total === 0 || paging.offset >= total) return { rows: [] as SummaryRow[], total };
-  const rows = (await listPage.execute(db, { ...args, ...paging })) as SummaryRow[];
-  return { rows, total };
+  const total: PageTotal = counted ? { total: 'counted', countedStatus: counted.status } : { total: 'filtered' };
+  const rows = (await listPage.execute(db, { ...args, ...paging, ...total })) as Array<SummaryRow & { total: number | string }>;
+  if (rows.length) return { rows, total: Number(rows[0]!.total) };
+  const count = await (counted ? countedTotal.executeTakeFirst(db, { siteId, ...counted }) : listCount.executeTakeFirst(db, args));
+  return { rows: [] as SummaryRow[], total: Number(count?.count ?? 0) };
 }
 
 const summariesQuery = prepared((db, p: { siteId: string; ids: number[] }) =>
