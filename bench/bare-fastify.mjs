@@ -59,9 +59,10 @@ const SQL = {
   tagCounts: (n) => `select "tag_id" as ref, count(*) as n from "content_tags" where site_id = ? and "tag_id" in (${list(n)}) group by "tag_id"`,
   // The unfiltered total from the per-status counters (migration 0012), as the service reads it.
   contentCount: 'select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?',
-  // The page's ids from the index first, then those rows with their author (deferred join).
+  // The page's ids from the index first, then those rows with their author (deferred join), each
+  // row carrying the total from the counters (a page past the end counts on its own).
   contentPage:
-    `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in ` +
+    `select ${SUMMARY}${AUTHOR}, (select coalesce(sum("n"), 0) as "count" from "content_counts" where "site_id" = ?) as "total" from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in ` +
     '(select "contents"."id" from "contents" where "contents"."site_id" = ? order by "contents"."created_at" desc, "contents"."id" desc limit ? offset ?) ' +
     'order by "contents"."created_at" desc, "contents"."id" desc',
   summariesByIds: (n) => `select ${SUMMARY}${AUTHOR} from "contents"${AUTHOR_JOIN} where "contents"."site_id" || '' = ? and "contents"."id" in (${list(n)})`,
@@ -333,8 +334,8 @@ export function createBareApp(file, dataDir = process.env.CAIRN_DATA_DIR ?? path
 
   app.get('/v1/contents', async (req) => {
     const { page, limit, offset } = pageOf(req.query);
-    const total = stmt(SQL.contentCount).get(siteId).count;
-    const rows = total === 0 || offset >= total ? [] : stmt(SQL.contentPage).all(siteId, siteId, limit, offset);
+    const rows = stmt(SQL.contentPage).all(siteId, siteId, siteId, limit, offset);
+    const total = rows.length ? rows[0].total : stmt(SQL.contentCount).get(siteId).count;
     return { data: summaries(rows), meta: pageMeta(total, page, limit) };
   });
 
