@@ -50,6 +50,15 @@ export const BASELINES: Baseline[] = [
     parity: true,
   },
   {
+    // bare node:http answering the service's own bytes for the path from memory (bench/bare-bytes.mjs):
+    // the floor of a cached read, beside the fixed small answer above. Endpoints list 'bareBytes'.
+    id: 'bareBytes',
+    label: 'bare node:http, same bytes',
+    script: 'bench/bare-bytes.mjs',
+    readyPath: '/ready',
+    pathFor: (endpoint, ctx) => (endpoint.baselines?.includes('bareBytes') ? resolve(endpoint.path, ctx) : null),
+  },
+  {
     // A lean hand-written server with its own schema and one statement per answer
     // (bench/lean-server.mjs): the endpoints that give a `leanPath`.
     id: 'lean',

@@ -212,7 +212,7 @@ async function main(): Promise<number> {
     const baselineChildren = new Map<string, Child>();
     for (const b of baselines) {
       const port = await freePort();
-      const child = startChild(b.label, [path.join(ROOT, b.script)], { ...serverEnv, PORT: String(port) }, ROOT);
+      const child = startChild(b.label, [path.join(ROOT, b.script)], { ...serverEnv, PORT: String(port), CAIRN_URL: serverUrl }, ROOT);
       children.push(child);
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(child, `${url}${b.readyPath}`, b.readyTimeoutMs);
