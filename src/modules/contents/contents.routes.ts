@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
 import { CopyToLocaleBody, Data, IdParams, Message, TranslationStatus, ref } from '../../shared/schemas.js';
 import { PageQuery } from '../../shared/pagination.js';
@@ -12,40 +11,6 @@ const tags = ['Contents'];
 /** A status other than draft, and any status change, also needs contents.publish (decisions G12, H10). */
 const STATUS_SCOPE = { scope: 'contents.publish', when: 'to create a content in a status other than draft or to change its status' } as const;
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The stored body JSON text of the detail this request answers (handOverBody), for spliceStoredBody. */
-    storedBody?: string;
-  }
-}
-
-/**
- * Detail reads and the answers of writes give the stored body JSON text as it is (decisions N11): the handler hands it
- * over with `body: null`, and this onSend hook puts it in place of the first `,"body":null` of
- * the serialized answer. That sequence can only be the detail's own `body` key: inside a
- * serialized string every quote is escaped (`,\"` never `,"`), and the keys serialized before
- * `body` (the summary's) hold no object with a `body` key.
- */
-function handOverBody<T extends { bodyJson?: string }>(req: FastifyRequest, detail: T): Omit<T, 'bodyJson'> {
-  const { bodyJson, ...rest } = detail;
-  if (bodyJson !== undefined) req.storedBody = bodyJson;
-  return rest;
-}
-
-const BODY_PLACEHOLDER = ',"body":null,';
-
-/**
- * A callback hook (an async one costs every detail read a promise and a tick), and the answer is
- * joined from slices, not rebuilt by `replace`: V8 keeps the concatenation as a rope that the
- * socket write flattens once (issue 37).
- */
-function spliceStoredBody(req: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) {
-  const body = req.storedBody;
-  if (body === undefined || typeof payload !== 'string') return done(null, payload);
-  const at = payload.indexOf(BODY_PLACEHOLDER);
-  if (at < 0) return done(null, payload);
-  done(null, `${payload.slice(0, at)},"body":${body},${payload.slice(at + BODY_PLACEHOLDER.length)}`);
-}
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 500 }) });
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: "Default: the site's default locale" })) });
 export const contentsModule: AppModule = {
@@ -58,8 +23,6 @@ export const contentsModule: AppModule = {
     });
   },
   routes(app, { db }) {
-    // Declared once, so every request keeps one shape (a property added later would change it).
-    app.decorateRequest('storedBody', undefined);
     app.get(
       '/contents',
       {
@@ -89,9 +52,8 @@ export const contentsModule: AppModule = {
           body: S.ContentCreate,
           response: { 201: Data(ref(S.ContentRef)) },
         },
-        onSend: spliceStoredBody,
       },
-      async (req, reply) => reply.code(201).send({ data: handOverBody(req, await service.createContent(db, req.auth, req.body, true)) }),
+      async (req, reply) => reply.code(201).send({ data: await service.createContent(db, req.auth, req.body) }),
     );
 
     app.get(
@@ -168,9 +130,8 @@ export const contentsModule: AppModule = {
           querystring: LocaleQuery,
           response: { 200: Data(ref(S.ContentRef)) },
         },
-        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: handOverBody(req, await service.getContentBySlug(db, req.auth, req.params.slug, req.query.locale, true)) }),
+      async (req) => ({ data: await service.getContentBySlug(db, req.auth, req.params.slug, req.query.locale) }),
     );
 
     app.get(
@@ -178,9 +139,8 @@ export const contentsModule: AppModule = {
       {
         config: { scope: 'contents.view' },
         schema: { tags, operationId: 'getContent', summary: 'A content (bare object)', params: IdParams, response: { 200: ref(S.ContentRef) } },
-        onSend: spliceStoredBody,
       },
-      async (req) => handOverBody(req, await service.getContent(db, req.auth, req.params.id, true)),
+      async (req) => service.getContent(db, req.auth, req.params.id),
     );
 
     app.put(
@@ -197,9 +157,8 @@ export const contentsModule: AppModule = {
           body: S.ContentUpdate,
           response: { 200: Data(ref(S.ContentRef)) },
         },
-        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, req.body, true)) }),
+      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, req.body) }),
     );
 
     app.delete(
@@ -219,9 +178,8 @@ export const contentsModule: AppModule = {
       {
         config: { scope: 'contents.publish' },
         schema: { tags, operationId: 'publishContent', summary: 'Publish now', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
-        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, { status: 'published' }, true)) }),
+      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'published' }) }),
     );
 
     app.post(
@@ -229,9 +187,8 @@ export const contentsModule: AppModule = {
       {
         config: { scope: 'contents.publish' },
         schema: { tags, operationId: 'unpublishContent', summary: 'Back to draft', params: IdParams, response: { 200: Data(ref(S.ContentRef)) } },
-        onSend: spliceStoredBody,
       },
-      async (req) => ({ data: handOverBody(req, await service.updateContent(db, req.auth, req.params.id, { status: 'draft' }, true)) }),
+      async (req) => ({ data: await service.updateContent(db, req.auth, req.params.id, { status: 'draft' }) }),
     );
 
     app.get(

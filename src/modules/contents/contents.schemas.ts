@@ -61,7 +61,8 @@ export const StructuredDataInput = Type.Object(
 
 export const ContentDetail = Type.Object({
   ...ContentSummary.properties,
-  body: Nullable(AnyObject),
+  // The document as stored (decisions N11, PF13).
+  body: StoredJson(Nullable(AnyObject)),
   bodyHtml: Type.String(),
   meta: Type.Object({
     metaTitle: Nullable(Type.String()),

@@ -180,12 +180,6 @@ function jsonLd(r: ContentRow, sd: StructuredData, author: { fullName: string } 
   return out;
 }
 
-/**
- * The detail shape. With `bodyAsText`, a body read as JSON text (both databases: the detail reads
- * select PostgreSQL's jsonb as text, decisions PF5) is not parsed: `body` is null and `bodyJson`
- * carries the text, for the route to splice into the serialized answer (contents.routes.ts;
- * decisions N11).
- */
 type Member = { id: number | string; locale: string; slug: string };
 const byLocale = (a: { locale: string }, b: { locale: string }) => (a.locale < b.locale ? -1 : a.locale > b.locale ? 1 : 0);
 
@@ -206,8 +200,12 @@ async function detailAlternates(db: Executor, siteId: string, r: ContentRow | re
     .map((m) => ({ locale: m.locale, id: Number(m.id), slug: m.slug }));
 }
 
-async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, bodyAsText = false, knownAlternates?: Alternate[]) {
-  const bodyJson = bodyAsText && typeof r.body === 'string' ? r.body : undefined;
+/**
+ * The detail shape. The body is written into the answer as the JSON text it is stored as (decisions
+ * N11, PF13): the detail reads select PostgreSQL's jsonb as text too (PF5), and a write's row holds
+ * the text it stored.
+ */
+async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.DetailRow, v: repo.Visibility, knownAlternates?: Alternate[]) {
   const alternates = await detailAlternates(db, siteId, r, v, knownAlternates);
   const summary = toSummary(r);
   const sd = structuredDataOf(r);
@@ -215,8 +213,7 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.Detai
   return {
     ...summary,
     featuredImage: summary.featuredImage && { ...summary.featuredImage, variants },
-    body: bodyJson === undefined ? parseJson<Record<string, unknown> | null>(r.body, null) : null,
-    bodyJson,
+    body: storedJson<Record<string, unknown> | null>(typeof r.body === 'string' ? r.body : toJson(r.body)),
     bodyHtml: r.body_html,
     meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
     alternates,
@@ -358,19 +355,19 @@ export async function listContentSummaries(db: Executor, auth: Auth, query: Cont
   return { data: rows.map(toPlainSummary) };
 }
 
-/** A content by id; with `bodyAsText` see toDetail. */
-export async function getContent(db: Executor, auth: Auth, id: number, bodyAsText = false) {
+/** A content by id. */
+export async function getContent(db: Executor, auth: Auth, id: number) {
   const v = visibilityOf(auth);
   const row = await repo.findContentDetail(db, auth.siteId, id, v);
   if (!row) throw notFound('content');
-  return toDetail(db, auth.siteId, row, v, bodyAsText);
+  return toDetail(db, auth.siteId, row, v);
 }
 
-export async function getContentBySlug(db: Executor, auth: Auth, slug: string, locale?: string, bodyAsText = false) {
+export async function getContentBySlug(db: Executor, auth: Auth, slug: string, locale?: string) {
   const v = visibilityOf(auth);
   const row = await repo.findContentBySlug(db, auth.siteId, slug, locale, v);
   if (!row) throw notFound('content');
-  return toDetail(db, auth.siteId, row, v, bodyAsText);
+  return toDetail(db, auth.siteId, row, v);
 }
 
 /** Full-text search with every list filter (decisions C4): hits in rank order, as summaries plus highlights. */
@@ -440,8 +437,8 @@ function searchText(text: string): string {
   return text.slice(0, end);
 }
 
-/** Creates a content; with `bodyAsText` the answer carries the stored body as text (see toDetail). */
-export async function createContent(db: Db, auth: Auth, input: ContentCreateInput, bodyAsText = false) {
+/** Creates a content. */
+export async function createContent(db: Db, auth: Auth, input: ContentCreateInput) {
   const siteId = auth.siteId;
   const site = await getSiteLocales(db, siteId);
   const locale = resolveLocale(site, input.locale);
@@ -451,9 +448,7 @@ export async function createContent(db: Db, auth: Auth, input: ContentCreateInpu
   const rendered = await renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
-  return retryLostSlug(!input.slug, () =>
-    insertContent(db, auth, input, { locale, domain: site.domain, status, scheduledAt, rendered, categoryIds, tagIds }, bodyAsText),
-  );
+  return retryLostSlug(!input.slug, () => insertContent(db, auth, input, { locale, domain: site.domain, status, scheduledAt, rendered, categoryIds, tagIds }));
 }
 
 /** createContent's transaction, with what was checked and rendered before it (run again when a generated slug lost a race). */
@@ -471,7 +466,6 @@ async function insertContent(
     categoryIds: number[];
     tagIds: number[];
   },
-  bodyAsText: boolean,
 ) {
   const siteId = auth.siteId;
   const { locale, domain, status, scheduledAt, rendered, categoryIds, tagIds } = checked;
@@ -537,12 +531,12 @@ async function insertContent(
     if (status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(row));
     if (status === 'scheduled') await scheduleJob(tx, { siteId, type: PUBLISH_JOB, key: jobKey(id), payload: { contentId: id }, runAt: scheduledAt! });
     // A new group has no other member: no lookup.
-    return toDetail(tx, siteId, row, visibilityOf(auth), bodyAsText, input.translationGroup ? undefined : []);
+    return toDetail(tx, siteId, row, visibilityOf(auth), input.translationGroup ? undefined : []);
   });
 }
 
-/** A partial update; with `bodyAsText` see createContent. */
-export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput, bodyAsText = false) {
+/** A partial update. */
+export async function updateContent(db: Db, auth: Auth, id: number, input: ContentUpdateInput) {
   const siteId = auth.siteId;
   const rendered =
     input.body !== undefined || input.bodyMarkdown !== undefined ? ((await renderBody(input)) ?? { body: null, body_html: '', body_text: '' }) : undefined;
@@ -602,7 +596,7 @@ export async function updateContent(db: Db, auth: Auth, id: number, input: Conte
     if (row.status === 'published' && status === 'published') await announceUrlChange(tx, siteId, row, before, input.slug, categoryIds);
     if (statusChanged && status === 'published') await emitEvent(tx, siteId, 'content.published', eventData(updated));
     if (statusChanged && status === 'archived') await emitEvent(tx, siteId, 'content.archived', eventData(updated));
-    return toDetail(tx, siteId, updated, visibilityOf(auth), bodyAsText);
+    return toDetail(tx, siteId, updated, visibilityOf(auth));
   });
 }
 
