@@ -126,8 +126,8 @@ export const ALL_CONTENTS: Visibility = Object.freeze({ all: true });
 type VisibilityParams = { ownerId?: string; publishedOnly?: true };
 const paramsOf = (v: Visibility): VisibilityParams => (v.all ? {} : { ownerId: v.ownerId, publishedOnly: v.publishedOnly || undefined });
 
-/** The columns a list or search row needs: never the body (spec "Content (summary)"). */
-export const SUMMARY_COLUMNS = [
+/** The columns a list or search row needs but its kept lists (summaryColumns): never the body (spec "Content (summary)"). */
+const SUMMARY_SCALARS = [
   'contents.id',
   'contents.title',
   'contents.slug',
@@ -143,9 +143,23 @@ export const SUMMARY_COLUMNS = [
   'contents.scheduled_at',
   'contents.created_at',
   'contents.updated_at',
-  'contents.categories_list',
-  'contents.tags_list',
 ] as const;
+const LIST_COLUMNS = ['contents.categories_list', 'contents.tags_list'] as const;
+
+/**
+ * What a read selects of the kept lists (migration 0048): their JSON text on both databases, as
+ * the answers write it (decisions PF13); PostgreSQL's jsonb would arrive parsed, only to be
+ * written out again.
+ */
+function linkLists(db: Executor) {
+  const d = dialectOf(db);
+  return [d.jsonText('contents.categories_list').as('categories_list'), d.jsonText('contents.tags_list').as('tags_list')];
+}
+
+/** The summary columns of a read, its kept lists as text. */
+function summaryColumns<O>(db: Executor, qb: SelectQueryBuilder<DB, 'contents', O>) {
+  return qb.select(SUMMARY_SCALARS).select(linkLists(db));
+}
 export type SummaryRow = Pick<
   ContentRow,
   | 'id'
@@ -169,8 +183,8 @@ export type SummaryRow = Pick<
 >;
 
 /** Every column of the table but database-maintained ones (the PostgreSQL search vector is large). */
-const ROW_COLUMNS = [
-  ...SUMMARY_COLUMNS,
+const ROW_SCALARS = [
+  ...SUMMARY_SCALARS,
   'contents.site_id',
   'contents.meta_title',
   'contents.meta_description',
@@ -181,9 +195,9 @@ const ROW_COLUMNS = [
   'contents.custom_data',
   'contents.structured_data',
 ] as const;
-/** The row and its HTML (never the search text): what a detail answers, with its body (detailRow). */
-const DETAIL_COLUMNS = [...ROW_COLUMNS, 'cb.body_html'] as const;
-const RETURNED_COLUMNS = ROW_COLUMNS.map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
+/** The row and its HTML (never the search text): what a detail answers, with its body and kept lists as text (detailRow). */
+const DETAIL_COLUMNS = [...ROW_SCALARS, 'cb.body_html'] as const;
+const RETURNED_COLUMNS = [...ROW_SCALARS, ...LIST_COLUMNS].map((c) => c.slice('contents.'.length)) as Array<keyof ContentsTable>;
 
 type ContentsQuery = SelectQueryBuilder<DB, 'contents', any>;
 
@@ -200,12 +214,14 @@ function withBody<O>(qb: SelectQueryBuilder<DB, 'contents', O>) {
 }
 
 /**
- * The detail columns: the row, its body, its author's name. The body comes as its JSON text on
- * both databases: the detail routes splice it into the answer as it is (decisions N11, PF5).
+ * The detail columns: the row, its body, its author's name. The body and the kept lists come as
+ * their JSON text on both databases: the answers write them as they are (decisions N11, PF5, PF13).
  */
 function detailRow(db: Executor) {
   const body = dialectOf(db).jsonText('cb.body').as('body');
-  return withAuthor(withBody(db.selectFrom('contents')).select(DETAIL_COLUMNS).select(body) as unknown as SelectQueryBuilder<DB, 'contents', object>);
+  return withAuthor(
+    withBody(db.selectFrom('contents')).select(DETAIL_COLUMNS).select(linkLists(db)).select(body) as unknown as SelectQueryBuilder<DB, 'contents', object>,
+  );
 }
 
 export function applyVisibility<Q extends ContentsQuery>(qb: Q, v: Visibility): Q {
@@ -341,7 +357,7 @@ const listPage = prepared(
     if (p.afterId !== undefined)
       ids = ids.where((eb) => eb(eb.refTuple(column, 'contents.id'), order === 'desc' ? '<' : '>', eb.tuple(p.afterValue!, p.afterId!)));
     const pageIds = ids.select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
-    return withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS))
+    return withAuthor(summaryColumns(db, db.selectFrom('contents')))
       .$if(p.total === 'counted', (q) => q.select(() => countedTotalQuery(db, { siteId: p.siteId, status: p.countedStatus }).as('total')))
       .$if(p.total === 'filtered', (q) =>
         q.select(() =>
@@ -390,7 +406,9 @@ export async function listContents(db: Executor, siteId: string, query: ContentL
 }
 
 const summariesQuery = prepared((db, p: { siteId: string; ids: number[] }) =>
-  withAuthor(db.selectFrom('contents').select(SUMMARY_COLUMNS)).where(filterOnly('contents.site_id'), '=', p.siteId).where('contents.id', 'in', p.ids),
+  withAuthor(summaryColumns(db, db.selectFrom('contents')))
+    .where(filterOnly('contents.site_id'), '=', p.siteId)
+    .where('contents.id', 'in', p.ids),
 );
 
 export function summariesByIds(db: Executor, siteId: string, ids: number[]): Promise<SummaryRow[]> {
