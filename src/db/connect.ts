@@ -171,9 +171,25 @@ function sendPreparedAsNamed(client: PgModule.PoolClient): void {
   } as typeof client.query;
 }
 
+/** A timestamptz as PostgreSQL writes it in a UTC session: `2026-03-14 09:30:00.123456+00`, fraction optional. */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * A timestamptz's text as ISO 8601 UTC with milliseconds (decisions G8): rearranged as text for
+ * the form a UTC session writes (the fraction cut to milliseconds, as a Date keeps it), else
+ * through `parse` and a Date (years before 1000, BC, infinity). A list page's five dates a row went
+ * through a Date each: 7% of its CPU on PostgreSQL (decisions PF16).
+ */
+export function isoFromTimestamptz(text: string, parse: (text: string) => unknown): string {
+  const m = UTC_TIMESTAMP.exec(text);
+  if (!m) return (parse(text) as Date).toISOString();
+  const fraction = m[3];
+  return `${m[1]}T${m[2]}.${fraction === undefined ? '000' : fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0')}Z`;
+}
+
 function openPostgres(url: string, options: ConnectOptions): Database {
   const pg = loadPg();
-  const timestamptz = pg.types.getTypeParser(1184);
+  const timestamptz = pg.types.getTypeParser(1184) as (text: string) => unknown;
   const sessionOptions = ['-c TimeZone=UTC'];
   if (options.pgSchema) sessionOptions.push(`-c search_path=${options.pgSchema}`);
   const pool = new pg.Pool({
@@ -186,7 +202,7 @@ function openPostgres(url: string, options: ConnectOptions): Database {
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         // timestamptz -> ISO 8601 UTC with milliseconds (decisions G8); int8 (counts) -> number.
-        if (oid === 1184) return (v: string) => (timestamptz(v) as Date).toISOString();
+        if (oid === 1184) return (v: string) => isoFromTimestamptz(v, timestamptz);
         if (oid === 20) return (v: string) => Number(v);
         return pg.types.getTypeParser(oid, format as 'text');
       }) as typeof pg.types.getTypeParser,
