@@ -30,18 +30,20 @@ import { planOnceSql } from '../dist/db/sqlite.js';
 
 const list = (n) => Array.from({ length: n }, () => '?').join(', ');
 
-const SUMMARY =
+const SCALARS =
   '"contents"."id", "contents"."title", "contents"."slug", "contents"."type", "contents"."status", "contents"."excerpt", "contents"."locale", ' +
   '"contents"."translation_group", "contents"."author_id", "contents"."featured_image_url", "contents"."featured_image_alt", ' +
-  '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at", ' +
-  '"contents"."categories_list", "contents"."tags_list"';
+  '"contents"."published_at", "contents"."scheduled_at", "contents"."created_at", "contents"."updated_at"';
+// The kept category and tag lists (migration 0048), selected as their JSON text (decisions PF13).
+const LINK_LISTS = '"contents"."categories_list" as "categories_list", "contents"."tags_list" as "tags_list"';
+const SUMMARY = `${SCALARS}, ${LINK_LISTS}`;
 // The author's name joined on the row (decisions N14), after the selected columns.
 const AUTHOR = ', "author"."full_name" as "author_name"';
 const AUTHOR_JOIN = ' left join "users" as "author" on "author"."id" = "contents"."author_id" and "author"."site_id" = "contents"."site_id"';
 const DETAIL =
-  `${SUMMARY}, "contents"."site_id", "contents"."meta_title", ` +
+  `${SCALARS}, "contents"."site_id", "contents"."meta_title", ` +
   '"contents"."meta_description", "contents"."meta_keywords", "contents"."canonical_url", "contents"."og_image", "contents"."metadata", ' +
-  '"contents"."custom_data", "contents"."structured_data", "cb"."body_html", "cb"."body" as "body"';
+  `"contents"."custom_data", "contents"."structured_data", "cb"."body_html", ${LINK_LISTS}, "cb"."body" as "body"`;
 // The body beside the row (migration 0025), before the author.
 const BODY_JOIN = ' left join "content_bodies" as "cb" on "cb"."content_id" = "contents"."id" and "cb"."site_id" = "contents"."site_id"';
 
