@@ -327,7 +327,11 @@ function listBase(db: Executor, p: ListArgs) {
   return applyListFilters(db.selectFrom('contents').where('contents.site_id', '=', p.siteId), p);
 }
 
-const listCount = prepared((db, p: ListArgs) => listBase(db, p).select((eb) => eb.fn.countAll<number>().as('count')), { structural: LIST_STRUCTURAL });
+/** The filtered list's count: its own statement, or a column of the page (PF14). */
+function filteredCountQuery(db: Executor, p: ListArgs) {
+  return listBase(db, p).select((eb) => eb.fn.countAll<number>().as('count'));
+}
+const listCount = prepared(filteredCountQuery, { structural: LIST_STRUCTURAL });
 
 /** The total from the per-status counters (decisions N12): for lists filtered by nothing but the status. */
 function countedTotalQuery(db: Executor, p: { siteId: string; status?: string }) {
@@ -359,13 +363,7 @@ const listPage = prepared(
     const pageIds = ids.select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
     return withAuthor(summaryColumns(db, db.selectFrom('contents')))
       .$if(p.total === 'counted', (q) => q.select(() => countedTotalQuery(db, { siteId: p.siteId, status: p.countedStatus }).as('total')))
-      .$if(p.total === 'filtered', (q) =>
-        q.select(() =>
-          listBase(db, p)
-            .select((eb) => eb.fn.countAll<number>().as('count'))
-            .as('total'),
-        ),
-      )
+      .$if(p.total === 'filtered', (q) => q.select(() => filteredCountQuery(db, p).as('total')))
       .where(filterOnly('contents.site_id'), '=', p.siteId)
       .where('contents.id', 'in', pageIds)
       .orderBy(column, order)

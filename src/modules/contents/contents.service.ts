@@ -108,16 +108,16 @@ async function setContentMedia(
 }
 
 /**
- * A kept list as an answer writes it: SQLite's JSON text as it is (decisions PF13); PostgreSQL's
- * jsonb arrives parsed, and a create's row holds the list it built.
+ * A JSON column as an answer writes it (decisions PF13): the text the reads select on both
+ * databases as it is; a value (the lists a create's row built, a write's returned jsonb) serialized.
  */
-function storedList(value: unknown): StoredJson<repo.Linked[]> {
-  return storedJson(typeof value === 'string' ? value : toJson(value ?? []));
+function asStoredJson<T>(value: unknown): StoredJson<T> {
+  return storedJson(typeof value === 'string' ? value : toJson(value));
 }
 
 /** A summary as the contents routes answer it: its categories and tags as stored JSON (decisions PF13). */
 function toSummary(r: repo.SummaryRow) {
-  return { ...summaryFields(r), categories: storedList(r.categories_list), tags: storedList(r.tags_list) };
+  return { ...summaryFields(r), categories: asStoredJson<repo.Linked[]>(r.categories_list ?? []), tags: asStoredJson<repo.Linked[]>(r.tags_list ?? []) };
 }
 
 /** A summary with its categories and tags as values (site blocks' data sources, whose answers are any JSON). */
@@ -213,7 +213,7 @@ async function toDetail(db: Executor, siteId: string, r: ContentRow | repo.Detai
   return {
     ...summary,
     featuredImage: summary.featuredImage && { ...summary.featuredImage, variants },
-    body: storedJson<Record<string, unknown> | null>(typeof r.body === 'string' ? r.body : toJson(r.body)),
+    body: asStoredJson<Record<string, unknown> | null>(r.body),
     bodyHtml: r.body_html,
     meta: { metaTitle: r.meta_title, metaDescription: r.meta_description, metaKeywords: r.meta_keywords, canonicalUrl: r.canonical_url, ogImage: r.og_image },
     alternates,
