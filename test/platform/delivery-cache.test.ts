@@ -137,7 +137,7 @@ describe('the delivery cache', () => {
     const key = (await api.get('/v1/site/info')).body.data.publicKey;
     expect(key).toMatch(/^pk_/);
     const anon = client(ctx.app);
-    const first = await anon.get(`/v1/public/site-blocks/about?siteKey=${key}`);
+    const first = await readUntilHit(anon, `/v1/public/site-blocks/about?siteKey=${key}`);
     expect(first.status).toBe(200);
     const hits = hitsOf();
     const second = await anon.get(`/v1/public/site-blocks/about?siteKey=${key}`, { origin: 'https://example.test' });
