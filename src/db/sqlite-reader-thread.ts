@@ -62,15 +62,18 @@ interface Thread {
 export class SqliteReaderThread {
   private current: Thread | null = null;
   private nextId = 1;
-  /** Reads not yet given to the thread: it is given one at a time (decisions HN18). */
+  /** Reads not yet given to the thread (decisions HN18, PF17). */
   private readonly queued: Read[] = [];
-  /** A read is on the thread, or the pause after one is running. */
-  private busy = false;
+  /** Reads given to a thread and not answered yet. */
+  private inFlight = 0;
+  /** The pause after a read is running: nothing is given to the thread until it ends. */
+  private pause: NodeJS.Timeout | null = null;
   private closed = false;
 
   /**
    * `pauseAfter`: how long the next read waits after one that ran `ms` on the thread (the app
-   * gives the heavy-work lane's rule, decisions HN18; none by default).
+   * gives the heavy-work lane's rule, decisions HN18; none by default). Asked about a read of no
+   * length, it says whether other requests are arriving now (a pause) or not (none).
    */
   constructor(
     private readonly file: string,
@@ -84,40 +87,48 @@ export class SqliteReaderThread {
   all(sql: string, params: readonly unknown[], functions: readonly SqliteFunctionSpec[] = []): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
       this.queued.push({ id: this.nextId++, sql, params, functions, resolve, reject });
-      if (!this.busy) this.next();
+      this.dispatch();
     });
   }
 
   /**
-   * Gives the thread the next read. After each read, while other requests arrive, the next waits
-   * as the heavy-work lane does (`pauseAfter`): the thread's core is the one the clients, the
-   * kernel and the loop share on a small host, and a thread kept busy by one tenant's searches
-   * took it from every other site (decisions HN18). With nothing else arriving it runs unpaced.
+   * Gives the thread the reads it may have now. While other requests arrive, one at a time, each
+   * after the pause the last one earned (`pauseAfter`): the thread's core is the one the clients,
+   * the kernel and the loop share on a small host, and a thread kept busy by one tenant's searches
+   * took it from every other site (decisions HN18). With nothing else arriving, two: the thread
+   * starts the second as soon as it answers the first, instead of idling until the event loop
+   * has read that answer and sent the next read (PF17).
    */
-  private next(): void {
+  private dispatch(): void {
     if (this.closed) for (const queued of this.queued.splice(0)) queued.reject(new Error('the database is closed'));
-    const read = this.queued.shift();
-    if (!read) {
-      this.busy = false;
-      return;
-    }
-    this.busy = true;
+    while (this.pause === null && this.queued.length > 0 && this.inFlight < (this.pauseAfter(0) > 0 ? 1 : 2)) this.give(this.queued.shift()!);
+  }
+
+  private give(read: Read): void {
+    this.inFlight++;
     const thread = this.current ?? this.start();
     // A pending read keeps the process alive (a script awaiting it); an idle thread does not.
     if (!thread.pending.size) thread.worker.ref();
-    const done = (ms: number) => {
+    const answered = (ms: number) => {
+      this.inFlight--;
       const pause = this.pauseAfter(ms);
-      if (pause > 0) setTimeout(() => this.next(), pause);
-      else this.next();
+      if (pause > 0) {
+        // The last read's pause counts from its own end.
+        if (this.pause) clearTimeout(this.pause);
+        this.pause = setTimeout(() => {
+          this.pause = null;
+          this.dispatch();
+        }, pause);
+      } else this.dispatch();
     };
     thread.pending.set(read.id, {
       resolve: (rows) => {
         read.resolve(rows);
-        done(thread.lastMs);
+        answered(thread.lastMs);
       },
       reject: (err) => {
         read.reject(err);
-        done(0);
+        answered(0);
       },
     });
     const functions = read.functions.map(({ name, module, exportName }) => ({ name, module, exportName }));
@@ -167,6 +178,9 @@ export class SqliteReaderThread {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.pause) clearTimeout(this.pause);
+    this.pause = null;
+    this.dispatch();
     const thread = this.current;
     this.current = null;
     if (thread) await thread.worker.terminate();

@@ -111,7 +111,9 @@ const NO_HIT = -1;
 /** Words kept before the first hit: a window starts at most this many words before it (see excerptFrom). */
 const WORDS_BEFORE_HIT = SNIPPET_TOKENS;
 /** Text with nothing to fold but case, so its words can be found by a case-blind search for the terms. */
-const ASCII_TEXT = /^\p{ASCII}*$/u;
+// A character class, not \p{ASCII} with the u flag: the same strings, tested in half the time
+// (a search past the cap tests a thousand titles, decisions HN22).
+const ASCII_TEXT = /^[\0-\x7f]*$/;
 /** An ASCII word character (WORD, within ASCII). */
 const ASCII_WORD = /[0-9A-Za-z]/;
 /** A folded term that can match a word of ASCII text. */
@@ -262,7 +264,8 @@ export function searchTier(title: string | null, slug: string | null, terms: str
   if (lastTier.terms !== parsed) lastTier = { terms: parsed, holdsAll: allTermsMatcher(parsed) };
   const t = title ?? '';
   if (lastTier.holdsAll(t)) return 0;
-  return lastTier.holdsAll(`${t} ${(slug ?? '').replace(/-/g, ' ')}`) ? 1 : 2;
+  // A hyphen ends a word as the space does (WORD, and ASCII terms' boundaries), so the slug is read as it is.
+  return lastTier.holdsAll(`${t} ${slug ?? ''}`) ? 1 : 2;
 }
 
 /** SQL `cairn_title_html(title, terms)`: the whole title as HTML, matched words marked; `terms` is the JSON of a Term[]. */

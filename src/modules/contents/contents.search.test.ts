@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createSiteWithToken, TEST_DIALECT, type TestContext } from '../../../test/helpers/app.js';
-import { allTermsMatcher, bodyExcerpt, excerptFrom, markedToHtml, termMatcher, WORD } from './contents.excerpt.js';
+import { allTermsMatcher, bodyExcerpt, excerptFrom, markedToHtml, searchTier, termMatcher, WORD } from './contents.excerpt.js';
 import { SEARCH_CANDIDATES, searchContents, searchTerms, type SearchFilter, type SearchHit } from './contents.search.js';
 
 /**
@@ -163,6 +163,28 @@ describe('bodyExcerpt', () => {
     expect(osprey('xosprey dive')).toBe(false);
     expect(osprey('Ospréy — dive')).toBe(true);
     expect(allTermsMatcher([{ text: 'cafe', prefix: false }])('Un café')).toBe(true);
+  });
+
+  it("tiers a candidate past the cap by its title, then its title and slug, the slug's hyphens ending words (property, 2,000 posts; decisions MP6)", () => {
+    const slugPiece = fc.constantFrom('osprey', 'dive', 'uber', 'über', 'cafe', 'calm', '9', '日本', 'x');
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 20 }),
+        fc.array(slugPiece, { maxLength: 6 }),
+        fc.array(term, { minLength: 1, maxLength: 3 }),
+        (pieces, slugWords, terms) => {
+          const title = pieces.join(' ');
+          const slug = slugWords.join('-');
+          const holds = (text: string) => terms.every((t) => (text.match(WORD) ?? []).some((w) => termMatcher([t])(w) === 0));
+          const expected = holds(title) ? 0 : holds(`${title} ${slug.replaceAll('-', ' ')}`) ? 1 : 2;
+          expect(searchTier(title, slug, JSON.stringify(terms))).toBe(expected);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    expect(searchTier('Notes', 'osprey-dive', JSON.stringify([{ text: 'dive', prefix: false }]))).toBe(1);
+    expect(searchTier('Dive notes', null, JSON.stringify([{ text: 'dive', prefix: false }]))).toBe(0);
+    expect(searchTier(null, 'notes-divers', JSON.stringify([{ text: 'dive', prefix: false }]))).toBe(2);
   });
 
   it('starts with an ellipsis and a window around a hit deep in a long ASCII body', () => {
