@@ -56,14 +56,16 @@ const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false, '1': t
 const headerKey = (h: string) => h.trim().toLowerCase().replace(/[_\s]/g, '');
 
 export function importReader<T>(format: ImportFormat) {
-  const validateJson = compileSchema(format.schema, 'json');
-  const validateText = compileSchema(format.schema, 'text');
+  // Compiled on the first import, not when the module loads: each Ajv compile costs tens of
+  // milliseconds of every start (issue 37 item 5, decisions PF18).
+  const validators: Partial<Record<'json' | 'text', ReturnType<typeof compileSchema>>> = {};
+  const validatorOf = (input: 'json' | 'text') => (validators[input] ??= compileSchema(format.schema, input));
   const booleans = new Set(Object.entries(format.schema.properties).flatMap(([k, p]) => ((p as { type?: unknown }).type === 'boolean' ? [k] : [])));
   const columns = new Map<string, string>();
   for (const field of Object.keys(format.schema.properties)) columns.set(headerKey(field), field);
   for (const [header, field] of Object.entries(format.columns)) columns.set(headerKey(header), field);
 
-  function check(row: number, value: Record<string, unknown>, validate: typeof validateJson): ImportRow<T> {
+  function check(row: number, value: Record<string, unknown>, validate: ReturnType<typeof compileSchema>): ImportRow<T> {
     if (validate(value)) return { row, input: value as T };
     const errors = validationFieldErrors((validate.errors ?? []) as never);
     const [field, messages] = Object.entries(errors)[0] ?? ['body', ['is invalid']];
@@ -74,7 +76,7 @@ export function importReader<T>(format: ImportFormat) {
   function fromJson(entries: unknown[]): ImportRow<T>[] {
     return entries.map((e, i) =>
       e && typeof e === 'object' && !Array.isArray(e)
-        ? check(i + 1, { ...(e as object) }, validateJson)
+        ? check(i + 1, { ...(e as object) }, validatorOf('json'))
         : { row: i + 1, error: { message: 'must be an object' } },
     );
   }
@@ -108,7 +110,7 @@ export function importReader<T>(format: ImportFormat) {
           if (!name || cell === undefined || cell === '') return;
           value[name] = booleans.has(name) ? (BOOLEAN_TEXT[cell.trim().toLowerCase()] ?? cell) : cell;
         });
-        out.push(check(out.length + 1, value, validateText));
+        out.push(check(out.length + 1, value, validatorOf('text')));
       }
     } catch (err) {
       if ((err as { code?: string }).code?.startsWith('CSV_'))

@@ -195,7 +195,7 @@ export interface LocaleInfo {
   direction: 'ltr' | 'rtl';
 }
 
-const displayNames = new Intl.DisplayNames(['en'], { type: 'language' });
+let displayNames: Intl.DisplayNames | null = null;
 
 /** Canonical BCP 47 form (decisions G9), or null when the tag is not valid. */
 export function canonicalLocale(tag: string): string | null {
@@ -217,20 +217,43 @@ export function localeInfo(code: string): LocaleInfo {
   const region = loc.region ?? DEFAULT_REGION[loc.language];
   return {
     code,
-    label: displayNames.of(code) ?? code,
+    label: (displayNames ??= new Intl.DisplayNames(['en'], { type: 'language' })).of(code) ?? code,
     flag: flagOf(region),
     direction: RTL.has(loc.language) ? 'rtl' : 'ltr',
   };
 }
 
-export const LOCALE_CATALOG: readonly LocaleInfo[] = CODES.map((c) => localeInfo(canonicalLocale(c)!));
+// The catalog and the timezones are made on first use, not when the module loads: ICU's display
+// names and zone list cost every start about 30 ms (issue 37 item 5, decisions PF18).
+let catalog: readonly LocaleInfo[] | null = null;
+let catalogCodes: ReadonlySet<string> | null = null;
+
+/** The locale catalog, in CODES order. */
+export function localeCatalog(): readonly LocaleInfo[] {
+  catalog ??= CODES.map((c) => localeInfo(canonicalLocale(c)!));
+  return catalog;
+}
+
+/** Whether a canonical code is in the catalog. */
+export function inLocaleCatalog(code: string): boolean {
+  catalogCodes ??= new Set(localeCatalog().map((l) => l.code));
+  return catalogCodes.has(code);
+}
+
+let zones: { list: readonly string[]; lowerCase: ReadonlySet<string> } | null = null;
 
 /** IANA timezone identifiers (GET /site/settings/timezones); UTC is always included. */
-export const TIMEZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
-const TIMEZONE_SET = new Set(TIMEZONES.map((t) => t.toLowerCase()));
+export function timezones(): readonly string[] {
+  if (!zones) {
+    const list = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
+    zones = { list, lowerCase: new Set(list.map((t) => t.toLowerCase())) };
+  }
+  return zones.list;
+}
 
 export function isTimezone(value: string): boolean {
-  if (TIMEZONE_SET.has(value.toLowerCase())) return true;
+  timezones();
+  if (zones!.lowerCase.has(value.toLowerCase())) return true;
   try {
     // Aliases (e.g. Europe/Kiev) that ICU accepts are valid IANA identifiers too.
     new Intl.DateTimeFormat('en', { timeZone: value });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppModule } from '../types.js';
 import { Data, ref } from '../../shared/schemas.js';
-import { LOCALE_CATALOG, TIMEZONES } from '../../shared/locales.js';
+import { type LocaleInfo, localeCatalog, timezones } from '../../shared/locales.js';
 import * as S from './sites.schemas.js';
 import * as service from './sites.service.js';
 
@@ -63,7 +63,7 @@ export const sitesModule: AppModule = {
         config: { scope: 'sites.view' },
         schema: { tags, operationId: 'listTimezones', summary: 'IANA timezone identifiers', response: { 200: Data(Type.Array(Type.String())) } },
       },
-      async () => ({ data: TIMEZONES as string[] }),
+      async () => ({ data: timezones() as string[] }),
     );
 
     app.get(
@@ -72,7 +72,7 @@ export const sitesModule: AppModule = {
         config: { scope: 'sites.view' },
         schema: { tags, operationId: 'listLocales', summary: 'Locales a site can enable', response: { 200: Data(Type.Array(S.LocaleSchema)) } },
       },
-      async () => ({ data: LOCALE_CATALOG as (typeof LOCALE_CATALOG)[number][] }),
+      async () => ({ data: localeCatalog() as LocaleInfo[] }),
     );
 
     app.get(

@@ -4,7 +4,7 @@ import type { Db, Executor, SitesTable } from '../../db/types.js';
 import { now, parseJson, toJson } from '../../db/json.js';
 import { AppError, invalid, notFound } from '../../shared/errors.js';
 import { findFreeSlug, retryLostSlug, slugify } from '../../shared/slug.js';
-import { canonicalLocale, isTimezone, LOCALE_CATALOG, localeInfo } from '../../shared/locales.js';
+import { canonicalLocale, inLocaleCatalog, isTimezone, localeCatalog, localeInfo } from '../../shared/locales.js';
 import * as repo from './sites.repository.js';
 import { seedRoles } from '../roles/roles.service.js';
 import { OWNER_ROLE_SLUG } from '../roles/roles.seeds.js';
@@ -157,12 +157,10 @@ export async function updateSettings(db: Executor, siteId: string, patch: Settin
   return toSiteSettings(await getSite(db, siteId));
 }
 
-const CATALOG_CODES = new Set(LOCALE_CATALOG.map((l) => l.code));
-
 export function toLanguageSettings(site: SiteRow) {
   const enabled = parseJson<string[]>(site.enabled_locales, [site.default_locale]);
-  const extra = enabled.filter((code) => !CATALOG_CODES.has(code)).map(localeInfo);
-  const catalog = extra.length ? [...LOCALE_CATALOG, ...extra] : LOCALE_CATALOG;
+  const extra = enabled.filter((code) => !inLocaleCatalog(code)).map(localeInfo);
+  const catalog = extra.length ? [...localeCatalog(), ...extra] : localeCatalog();
   return {
     defaultLocale: site.default_locale,
     multiLanguageEnabled: Boolean(site.multi_language_enabled),
