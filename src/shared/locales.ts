@@ -195,7 +195,13 @@ export interface LocaleInfo {
   direction: 'ltr' | 'rtl';
 }
 
-let displayNames: Intl.DisplayNames | null = null;
+/** `make`'s value, made on the first call (PF18: nothing of ICU is looked up when the module loads). */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
+}
+
+const displayNames = once(() => new Intl.DisplayNames(['en'], { type: 'language' }));
 
 /** Canonical BCP 47 form (decisions G9), or null when the tag is not valid. */
 export function canonicalLocale(tag: string): string | null {
@@ -217,7 +223,7 @@ export function localeInfo(code: string): LocaleInfo {
   const region = loc.region ?? DEFAULT_REGION[loc.language];
   return {
     code,
-    label: (displayNames ??= new Intl.DisplayNames(['en'], { type: 'language' })).of(code) ?? code,
+    label: displayNames().of(code) ?? code,
     flag: flagOf(region),
     direction: RTL.has(loc.language) ? 'rtl' : 'ltr',
   };
@@ -225,35 +231,20 @@ export function localeInfo(code: string): LocaleInfo {
 
 // The catalog and the timezones are made on first use, not when the module loads: ICU's display
 // names and zone list cost every start about 30 ms (issue 37 item 5, decisions PF18).
-let catalog: readonly LocaleInfo[] | null = null;
-let catalogCodes: ReadonlySet<string> | null = null;
 
 /** The locale catalog, in CODES order. */
-export function localeCatalog(): readonly LocaleInfo[] {
-  catalog ??= CODES.map((c) => localeInfo(canonicalLocale(c)!));
-  return catalog;
-}
+export const localeCatalog = once((): readonly LocaleInfo[] => CODES.map((c) => localeInfo(canonicalLocale(c)!)));
+const catalogCodes = once(() => new Set(localeCatalog().map((l) => l.code)));
 
 /** Whether a canonical code is in the catalog. */
-export function inLocaleCatalog(code: string): boolean {
-  catalogCodes ??= new Set(localeCatalog().map((l) => l.code));
-  return catalogCodes.has(code);
-}
-
-let zones: { list: readonly string[]; lowerCase: ReadonlySet<string> } | null = null;
+export const inLocaleCatalog = (code: string): boolean => catalogCodes().has(code);
 
 /** IANA timezone identifiers (GET /site/settings/timezones); UTC is always included. */
-export function timezones(): readonly string[] {
-  if (!zones) {
-    const list = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
-    zones = { list, lowerCase: new Set(list.map((t) => t.toLowerCase())) };
-  }
-  return zones.list;
-}
+export const timezones = once((): readonly string[] => [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort());
+const lowerCaseTimezones = once(() => new Set(timezones().map((t) => t.toLowerCase())));
 
 export function isTimezone(value: string): boolean {
-  timezones();
-  if (zones!.lowerCase.has(value.toLowerCase())) return true;
+  if (lowerCaseTimezones().has(value.toLowerCase())) return true;
   try {
     // Aliases (e.g. Europe/Kiev) that ICU accepts are valid IANA identifiers too.
     new Intl.DateTimeFormat('en', { timeZone: value });
