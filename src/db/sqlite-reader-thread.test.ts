@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { FIXTURE_MODULE, where } from '../../test/helpers/sqlite-function-fixture.js';
+import { FIXTURE_MODULE, threadIdOf, where } from '../../test/helpers/sqlite-function-fixture.js';
 import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
 import { heavyPauseMs, noteArrival } from '../shared/time-slice.js';
 import { prepared } from './prepared.js';
-import { SqliteReaderThread } from './sqlite-reader-thread.js';
+import { readerThreadsFor, SqliteReaderThread } from './sqlite-reader-thread.js';
 
 /** The longest the event loop went without a turn while `work` ran (a 1 ms timer's largest gap). */
 async function longestStall(work: () => Promise<unknown>): Promise<number> {
@@ -159,5 +159,47 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
     } finally {
       await reader.close();
     }
+  });
+
+  it('runs overlapping reads on two threads while nothing else arrives, and on one, one at a time, while requests arrive (decisions PF19)', async () => {
+    let arriving = false;
+    const reader = new SqliteReaderThread(
+      file,
+      (ms) => {
+        if (arriving) noteArrival();
+        return heavyPauseMs(ms);
+      },
+      2,
+    );
+    const functions = [{ name: 'cairn_thread_id', fn: threadIdOf, module: FIXTURE_MODULE, exportName: 'threadIdOf' }];
+    const threadOf = async (n: number) => {
+      const sql = `with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select cairn_thread_id() as thread, count(*) as n from r`;
+      const [row] = (await reader.all(sql, [], functions)) as Array<{ thread: number; n: number }>;
+      expect(row!.n).toBe(n);
+      return row!.thread;
+    };
+    try {
+      // Reads one after the other: one thread, started by the first.
+      const first = await threadOf(10);
+      expect(await threadOf(10)).toBe(first);
+      await new Promise((resolve) => setTimeout(resolve, 10)); // no request arrived lately
+      // Two reads at once with nothing else arriving: the second starts a second thread.
+      const together = await Promise.all([threadOf(200_000), threadOf(200_000)]);
+      expect(together).toContain(first);
+      expect(new Set(together).size).toBe(2);
+      // Requests arriving: one read at a time, each given to the first idle thread.
+      arriving = true;
+      noteArrival();
+      const paced = await Promise.all([threadOf(200_000), threadOf(200_000), threadOf(10)]);
+      expect(new Set(paced).size).toBe(1);
+    } finally {
+      arriving = false;
+      await reader.close();
+    }
+  });
+
+  it('has two threads on a host of two cores or more, one on a single core (decisions PF19)', () => {
+    expect([1, 2, 4, 64].map(readerThreadsFor)).toEqual([1, 2, 2, 2]);
+    expect(readerThreadsFor(0)).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { BACKGROUND_PRIORITY_SOURCE } from './background-thread.js';
 import type { SqliteFunctionSpec } from './sqlite-functions.js';
@@ -6,11 +7,12 @@ import type { SqliteFunctionSpec } from './sqlite-functions.js';
 /**
  * Reads that run on a thread of their own (decisions HN13): a statement of a full-text search
  * over many long posts takes 5-20 ms that no slicing can cut, and on the connection of the event
- * loop every other site's request waited behind it. The thread opens the file read-only (WAL:
+ * loop every other site's request waited behind it. A thread opens the file read-only (WAL:
  * it never waits for the writer and sees every commit, as the reader connection does), runs one
  * statement at a time and answers its rows; the event loop only waits for the message. Its cache
  * is SQLite's default and it maps no file, so it costs a few MB. It runs at a lower priority than
- * the loop (HN14): the searching tenant waits for a core, not every other site.
+ * the loop (HN14): the searching tenant waits for a core, not every other site. A second thread
+ * starts when reads overlap on a host with two cores or more (PF19).
  */
 const WORKER_SOURCE = `${BACKGROUND_PRIORITY_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
@@ -59,29 +61,40 @@ interface Thread {
   lastMs: number;
 }
 
+/**
+ * Reader threads on this host: two where there are two cores or more (decisions PF19), one on a
+ * single core, where a second thread would only take turns from the first.
+ */
+export const readerThreadsFor = (cores: number): number => Math.max(1, Math.min(2, cores));
+
 export class SqliteReaderThread {
-  private current: Thread | null = null;
+  /** The threads reads go to (a slot is null until a read needs it, and again after renew()). */
+  private readonly threads: Array<Thread | null>;
   private nextId = 1;
-  /** Reads not yet given to the thread (decisions HN18, PF17). */
+  /** Reads not yet given to a thread (decisions HN18, PF17, PF19). */
   private readonly queued: Read[] = [];
   /** Reads given to a thread and not answered yet. */
   private inFlight = 0;
-  /** The pause after a read is running: nothing is given to the thread until it ends. */
+  /** The pause after a read is running: nothing is given to a thread until it ends. */
   private pause: NodeJS.Timeout | null = null;
   private closed = false;
 
   /**
-   * `pauseAfter`: how long the next read waits after one that ran `ms` on the thread (the app
+   * `pauseAfter`: how long the next read waits after one that ran `ms` on a thread (the app
    * gives the heavy-work lane's rule, decisions HN18; none by default). Asked about a read of no
    * length, it says whether other requests are arriving now (a pause) or not (none).
+   * `threads`: at most this many threads (readerThreadsFor the host's cores by default).
    */
   constructor(
     private readonly file: string,
     private readonly pauseAfter: (ms: number) => number = () => 0,
-  ) {}
+    threads = readerThreadsFor(availableParallelism()),
+  ) {
+    this.threads = Array.from({ length: threads }, () => null);
+  }
 
   /**
-   * The rows of a statement that only reads, run on the thread (started on first use), with the
+   * The rows of a statement that only reads, run on a thread (started on first use), with the
    * functions it calls defined there first (sqlite-functions.ts).
    */
   all(sql: string, params: readonly unknown[], functions: readonly SqliteFunctionSpec[] = []): Promise<unknown[]> {
@@ -92,21 +105,38 @@ export class SqliteReaderThread {
   }
 
   /**
-   * Gives the thread the reads it may have now. While other requests arrive, one at a time, each
-   * after the pause the last one earned (`pauseAfter`): the thread's core is the one the clients,
-   * the kernel and the loop share on a small host, and a thread kept busy by one tenant's searches
-   * took it from every other site (decisions HN18). With nothing else arriving, two: the thread
-   * starts the second as soon as it answers the first, instead of idling until the event loop
-   * has read that answer and sent the next read (PF17).
+   * Gives the threads the reads they may have now. While other requests arrive, one at a time in
+   * all, each after the pause the last one earned (`pauseAfter`): a thread's core is the one the
+   * clients, the kernel and the loop share on a small host, and a thread kept busy by one
+   * tenant's searches took it from every other site (decisions HN18). With nothing else
+   * arriving, two to each thread: a thread starts its second as soon as it answers the first,
+   * instead of idling until the event loop has read that answer and sent the next read (PF17),
+   * and the threads run side by side on the cores the loop leaves (PF19).
    */
   private dispatch(): void {
     if (this.closed) for (const queued of this.queued.splice(0)) queued.reject(new Error('the database is closed'));
-    while (this.pause === null && this.queued.length > 0 && this.inFlight < (this.pauseAfter(0) > 0 ? 1 : 2)) this.give(this.queued.shift()!);
+    while (this.pause === null && this.queued.length > 0 && this.inFlight < (this.pauseAfter(0) > 0 ? 1 : 2 * this.threads.length))
+      this.give(this.queued.shift()!);
+  }
+
+  /**
+   * The thread for the next read: an idle running one, else one not started yet, else the
+   * running one with the fewest reads. A second thread starts only when reads overlap.
+   */
+  private threadForRead(): Thread {
+    let slot = -1;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const [i, thread] of this.threads.entries()) {
+      // An idle running thread counts less than a new one, which counts less than a busy one.
+      const load = thread ? (thread.pending.size ? thread.pending.size + 1 : 0) : 1;
+      if (load < fewest) [slot, fewest] = [i, load];
+    }
+    return this.threads[slot] ?? this.start(slot);
   }
 
   private give(read: Read): void {
     this.inFlight++;
-    const thread = this.current ?? this.start();
+    const thread = this.threadForRead();
     // A pending read keeps the process alive (a script awaiting it); an idle thread does not.
     if (!thread.pending.size) thread.worker.ref();
     const answered = (ms: number) => {
@@ -136,18 +166,19 @@ export class SqliteReaderThread {
   }
 
   /**
-   * The next reads go to a new thread (a new connection loads the planner's statistics, which a
-   * connection reads only when it opens); this one ends when its reads are answered.
+   * The next reads go to new threads (a new connection loads the planner's statistics, which a
+   * connection reads only when it opens); the running ones end when their reads are answered.
    */
   renew(): void {
-    const thread = this.current;
-    if (!thread) return;
-    this.current = null;
-    thread.retired = true;
-    if (!thread.pending.size) void thread.worker.terminate();
+    for (const [i, thread] of this.threads.entries()) {
+      if (!thread) continue;
+      this.threads[i] = null;
+      thread.retired = true;
+      if (!thread.pending.size) void thread.worker.terminate();
+    }
   }
 
-  private start(): Thread {
+  private start(slot: number): Thread {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, module } });
     const thread: Thread = { worker, pending: new Map(), retired: false, lastMs: 0 };
@@ -166,13 +197,13 @@ export class SqliteReaderThread {
     });
     const fail = (err: Error) => {
       // A dead thread fails the reads it held; the next read starts another.
-      if (this.current === thread) this.current = null;
+      if (this.threads[slot] === thread) this.threads[slot] = null;
       for (const waiting of thread.pending.values()) waiting.reject(err);
       thread.pending.clear();
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the reader thread exited with ${code}`)));
-    this.current = thread;
+    this.threads[slot] = thread;
     return thread;
   }
 
@@ -181,8 +212,8 @@ export class SqliteReaderThread {
     if (this.pause) clearTimeout(this.pause);
     this.pause = null;
     this.dispatch();
-    const thread = this.current;
-    this.current = null;
-    if (thread) await thread.worker.terminate();
+    const running = this.threads.filter((thread): thread is Thread => thread !== null);
+    this.threads.fill(null);
+    await Promise.all(running.map((thread) => thread.worker.terminate()));
   }
 }
