@@ -76,12 +76,19 @@ export interface PreparedQuery<A extends Args, R> {
 const RUN_OPTIONS = Symbol('how SQLite runs the statement');
 interface RunOptions {
   offLoop?: boolean;
+  /** With offLoop: a read that continues a request the reader threads already answered once. */
+  followUp?: boolean;
   functions?: readonly SqliteFunction[];
 }
 
 /** Whether a compiled statement was prepared with `offLoop` (the SQLite driver runs it on its reader thread). */
 export function offLoop(query: CompiledQuery): boolean {
   return (query as { [RUN_OPTIONS]?: RunOptions })[RUN_OPTIONS]?.offLoop === true;
+}
+
+/** Whether a compiled statement was prepared with `followUp` (it goes before reads that start a request). */
+export function followUp(query: CompiledQuery): boolean {
+  return (query as { [RUN_OPTIONS]?: RunOptions })[RUN_OPTIONS]?.followUp === true;
 }
 
 /** The JavaScript functions a compiled statement calls on SQLite (prepared with `functions`). */
@@ -94,6 +101,8 @@ export function sqliteFunctions(query: CompiledQuery): readonly SqliteFunction[]
  * `offLoop`: a read that may take milliseconds no slicing can cut (a full-text match over long
  * posts): outside a transaction, SQLite runs it on a thread of its own and the event loop only
  * waits for its rows (decisions HN13). PostgreSQL runs every statement in its own process anyway.
+ * `followUp`: such a read that a request makes after its first one was answered (a search's
+ * highlights): it runs before the reads that start other requests (decisions PF20).
  * `functions`: the JavaScript functions the statement calls on SQLite (db/sqlite-functions.ts),
  * defined on the connection or thread that runs it.
  */
@@ -102,7 +111,8 @@ export function prepared<A extends Args, R>(
   options: { structural?: ReadonlyArray<keyof A & string> } & RunOptions = {},
 ): PreparedQuery<A, R> {
   const structural = new Set<string>(options.structural ?? []);
-  const runOptions: RunOptions | null = options.offLoop || options.functions ? { offLoop: options.offLoop, functions: options.functions } : null;
+  const runOptions: RunOptions | null =
+    options.offLoop || options.functions ? { offLoop: options.offLoop, followUp: options.followUp, functions: options.functions } : null;
   // Per adapter (one per dialect instance; transactions share their database's), per shape.
   const plans = new WeakMap<object, Map<string, Plan>>();
 

@@ -8,7 +8,7 @@ import { FIXTURE_MODULE, threadIdOf, where } from '../../test/helpers/sqlite-fun
 import { watchStalls } from '../../test/helpers/stalls.js';
 import { connectDatabase } from './connect.js';
 import { heavyPauseMs, noteArrival } from '../shared/time-slice.js';
-import { prepared } from './prepared.js';
+import { followUp, prepared } from './prepared.js';
 import { readerThreadsFor, SqliteReaderThread } from './sqlite-reader-thread.js';
 
 /** The longest the event loop went without a turn while `work` ran (a 1 ms timer's largest gap). */
@@ -201,5 +201,28 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
   it('has two threads on a host of two cores or more, one on a single core (decisions PF19)', () => {
     expect([1, 2, 4, 64].map(readerThreadsFor)).toEqual([1, 2, 2, 2]);
     expect(readerThreadsFor(0)).toBe(1);
+  });
+
+  it('gives reads that continue a request before those that start one (decisions PF20)', async () => {
+    const reader = new SqliteReaderThread(file, () => 0, 1);
+    const done: string[] = [];
+    const read = (label: string, n: number, continues = false) =>
+      reader
+        .all(`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select count(*) as n from r`, [], [], continues)
+        .then(() => done.push(label));
+    try {
+      await read('warm', 10); // the thread starts
+      // The thread holds two reads (PF17); the next two wait, the second a follow-up.
+      await Promise.all([read('first', 300_000), read('second', 300_000), read('starts', 10), read('continues', 10, true)]);
+      expect(done).toEqual(['warm', 'first', 'second', 'continues', 'starts']);
+    } finally {
+      await reader.close();
+    }
+    // prepared() marks the statements: the SQLite driver hands the mark to the threads.
+    const options = { offLoop: true, followUp: true };
+    const continuing = prepared((_db, _p: Record<string, never>) => sql`select 1`, options);
+    const starting = prepared((_db, _p: Record<string, never>) => sql`select 1`, { offLoop: true });
+    expect(followUp(continuing.compile(database.db, {}))).toBe(true);
+    expect(followUp(starting.compile(database.db, {}))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
-import { offLoop, sqliteFunctions } from './prepared.js';
+import { followUp, offLoop, sqliteFunctions } from './prepared.js';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpoint.js';
 import { defineSqliteFunctions } from './sqlite-functions.js';
 import { SqliteReaderThread } from './sqlite-reader-thread.js';
@@ -315,7 +315,7 @@ class RoutedConnection implements DatabaseConnection {
     let result: QueryResult<unknown>;
     if (this.release) result = run(driver.writer);
     else if (driver.readerThread && offLoop(query))
-      return { rows: (await driver.readerThread.all(planOnceSql(query.sql), bindable(query.parameters), sqliteFunctions(query))) as R[] };
+      return { rows: (await driver.readerThread.all(planOnceSql(query.sql), bindable(query.parameters), sqliteFunctions(query), followUp(query))) as R[] };
     else {
       const reader = driver.readerFor(query.sql);
       // A write outside a transaction is atomic on its own: retrying it while the file is locked is safe.

@@ -281,6 +281,7 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
     count: prepared((db, p: SqliteArgs) => matchedRows(db, filter, p, false).select(sql<number>`count(*)`.as('n')) as Compilable<{ n: number }>, {
       structural,
       offLoop: true,
+      followUp: true,
     }),
     // One tier's page in two steps, in one statement. `ranked`: the tier's filtered matches with
     // their score, no dates (a second row lookup per match: thousands for a common word).
@@ -306,7 +307,7 @@ function statementsFor(filter: SearchFilter<any>): SqliteStatements {
           .orderBy('r.id', 'desc')
           .limit(p.s_limit!)
           .offset(p.s_offset!),
-      { structural, offLoop: true },
+      { structural, offLoop: true, followUp: true },
     ),
   };
   sqliteStatements.set(filter.apply, statements);
@@ -436,7 +437,7 @@ const highlightsQuery = prepared(
     select rowid as id, cairn_title_html(title, ${p.terms}) as title_html, cairn_excerpt_html(body_text, ${p.terms}) as body_html
     from contents_fts
     where rowid in (select value from json_each(${p.ids}))`,
-  { offLoop: true, functions: HIGHLIGHT_FUNCTIONS },
+  { offLoop: true, followUp: true, functions: HIGHLIGHT_FUNCTIONS },
 );
 /** Rows highlighted per statement. */
 const EXCERPT_ROWS = 10;
