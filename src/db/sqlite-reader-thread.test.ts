@@ -104,10 +104,15 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
     // While `arriving`, a request arrived just as each read ended (a 1 ms interval of arrivals
     // missed the 5 ms sharing window when a loaded CI machine ran the test late).
     let arriving = false;
-    const reader = new SqliteReaderThread(file, (ms) => {
-      if (arriving) noteArrival();
-      return heavyPauseMs(ms);
-    });
+    // One thread: what it is given (two threads, PF19, are the next test's).
+    const reader = new SqliteReaderThread(
+      file,
+      (ms) => {
+        if (arriving) noteArrival();
+        return heavyPauseMs(ms);
+      },
+      1,
+    );
     const read = (n: number) => reader.all(`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select count(*) as n from r`, []);
     /**
      * Two reads given together while the event loop is busy elsewhere for long enough to run both
@@ -170,6 +175,7 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
         return heavyPauseMs(ms);
       },
       2,
+      200,
     );
     const functions = [{ name: 'cairn_thread_id', fn: threadIdOf, module: FIXTURE_MODULE, exportName: 'threadIdOf' }];
     const threadOf = async (n: number) => {
@@ -192,6 +198,13 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
       noteArrival();
       const paced = await Promise.all([threadOf(200_000), threadOf(200_000), threadOf(10)]);
       expect(new Set(paced).size).toBe(1);
+      arriving = false;
+      // The second thread ends after idleMs without a read; the next overlap starts another.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const later = await Promise.all([threadOf(200_000), threadOf(200_000)]);
+      expect(later).toContain(first);
+      const second = together.find((id) => id !== first);
+      expect(later.find((id) => id !== first)).toBeGreaterThan(second!);
     } finally {
       arriving = false;
       await reader.close();
