@@ -18,6 +18,34 @@ async function longestStall(work: () => Promise<unknown>): Promise<number> {
   return stalls.stop();
 }
 
+/** A statement that counts to `n` (about 50-150 ms of SQLite work at a million), with `extra` columns first. */
+const countTo = (n: number, extra = '') => `with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select ${extra}count(*) as n from r`;
+
+/**
+ * A reader paced as the app paces it (heavyPauseMs). While `arriving(true)`, a request arrives
+ * just as each read ends (a 1 ms interval of arrivals missed the 5 ms sharing window when a loaded
+ * CI machine ran the tests late).
+ */
+function pacedReader(file: string, threads: number, idleMs?: number) {
+  let arriving = false;
+  const reader = new SqliteReaderThread(
+    file,
+    (ms) => {
+      if (arriving) noteArrival();
+      return heavyPauseMs(ms);
+    },
+    threads,
+    idleMs,
+  );
+  return {
+    reader,
+    arriving(on: boolean) {
+      arriving = on;
+      if (on) noteArrival();
+    },
+  };
+}
+
 describe('reads marked offLoop run on the reader thread (decisions HN13)', () => {
   const file = path.join(os.tmpdir(), `cairn-reader-thread-${randomUUID()}.db`);
   const database = connectDatabase({ databaseUrl: file });
@@ -101,19 +129,9 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
   });
 
   it('gives the thread two reads while nothing else arrives, and while requests arrive one at a time, pausing between them as the heavy-work lane does (decisions HN18, PF17)', async () => {
-    // While `arriving`, a request arrived just as each read ended (a 1 ms interval of arrivals
-    // missed the 5 ms sharing window when a loaded CI machine ran the test late).
-    let arriving = false;
     // One thread: what it is given (two threads, PF19, are the next test's).
-    const reader = new SqliteReaderThread(
-      file,
-      (ms) => {
-        if (arriving) noteArrival();
-        return heavyPauseMs(ms);
-      },
-      1,
-    );
-    const read = (n: number) => reader.all(`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select count(*) as n from r`, []);
+    const { reader, arriving } = pacedReader(file, 1);
+    const read = (n: number) => reader.all(countTo(n), []);
     /**
      * Two reads given together while the event loop is busy elsewhere for long enough to run both
      * (other requests' work): the time from the first answer to the second. About nothing when the
@@ -145,10 +163,9 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
         timers.mockRestore();
       }
 
-      arriving = true;
+      arriving(true);
       timers = vi.spyOn(globalThis, 'setTimeout');
       try {
-        noteArrival();
         const gap = await secondAfterFirst(n, 3 * runMs + 100);
         // Requests arriving: the second is given after the first's answer and a pause of three
         // times its length (1-20 ms).
@@ -159,7 +176,7 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
         for (const pause of pauses) expect(pause).toBeLessThanOrEqual(20);
       } finally {
         timers.mockRestore();
-        arriving = false;
+        arriving(false);
       }
     } finally {
       await reader.close();
@@ -167,20 +184,10 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
   });
 
   it('runs overlapping reads on two threads while nothing else arrives, and on one, one at a time, while requests arrive (decisions PF19)', async () => {
-    let arriving = false;
-    const reader = new SqliteReaderThread(
-      file,
-      (ms) => {
-        if (arriving) noteArrival();
-        return heavyPauseMs(ms);
-      },
-      2,
-      200,
-    );
+    const { reader, arriving } = pacedReader(file, 2, 200);
     const functions = [{ name: 'cairn_thread_id', fn: threadIdOf, module: FIXTURE_MODULE, exportName: 'threadIdOf' }];
     const threadOf = async (n: number) => {
-      const sql = `with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select cairn_thread_id() as thread, count(*) as n from r`;
-      const [row] = (await reader.all(sql, [], functions)) as Array<{ thread: number; n: number }>;
+      const [row] = (await reader.all(countTo(n, 'cairn_thread_id() as thread, '), [], functions)) as Array<{ thread: number; n: number }>;
       expect(row!.n).toBe(n);
       return row!.thread;
     };
@@ -194,11 +201,10 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
       expect(together).toContain(first);
       expect(new Set(together).size).toBe(2);
       // Requests arriving: one read at a time, each given to the first idle thread.
-      arriving = true;
-      noteArrival();
+      arriving(true);
       const paced = await Promise.all([threadOf(200_000), threadOf(200_000), threadOf(10)]);
       expect(new Set(paced).size).toBe(1);
-      arriving = false;
+      arriving(false);
       // The second thread ends after idleMs without a read; the next overlap starts another.
       await new Promise((resolve) => setTimeout(resolve, 400));
       const later = await Promise.all([threadOf(200_000), threadOf(200_000)]);
@@ -206,7 +212,7 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
       const second = together.find((id) => id !== first);
       expect(later.find((id) => id !== first)).toBeGreaterThan(second!);
     } finally {
-      arriving = false;
+      arriving(false);
       await reader.close();
     }
   });
@@ -219,10 +225,7 @@ describe('reads marked offLoop run on the reader thread (decisions HN13)', () =>
   it('gives reads that continue a request before those that start one (decisions PF20)', async () => {
     const reader = new SqliteReaderThread(file, () => 0, 1);
     const done: string[] = [];
-    const read = (label: string, n: number, continues = false) =>
-      reader
-        .all(`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${n}) select count(*) as n from r`, [], [], continues)
-        .then(() => done.push(label));
+    const read = (label: string, n: number, continues = false) => reader.all(countTo(n), [], [], continues).then(() => done.push(label));
     try {
       await read('warm', 10); // the thread starts
       // The thread holds two reads (PF17); the next two wait, the second a follow-up.

@@ -202,8 +202,10 @@ export class SqliteReaderThread {
       thread.pending.delete(m.id);
       if (!thread.pending.size) {
         if (thread.retired) void worker.terminate();
-        else worker.unref();
-        if (slot > 0 && !thread.retired) thread.idle = setTimeout(() => this.endIdle(slot, thread), this.idleMs).unref();
+        else {
+          worker.unref();
+          if (slot > 0) thread.idle = setTimeout(() => this.endIdle(slot, thread), this.idleMs).unref();
+        }
       }
       if (m.error) waiting.reject(Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {}));
       else waiting.resolve(m.rows ?? []);
