@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { planOnceSql } from './sqlite.js';
 
 describe('the SQL SQLite prepares: equality parameters planned once (decisions PF12)', () => {
-  it('marks the parameters of =, is, in lists, LIMIT and OFFSET, and leaves ranges, LIKE, inserted values and quoted text as they are', () => {
+  it('marks the parameters of =, is, in lists, LIKE, LIMIT and OFFSET, and leaves ranges, inserted values and quoted text as they are', () => {
     expect(planOnceSql('select * from "contents" where "contents"."site_id" = ? and "contents"."id" = ?')).toBe(
       'select * from "contents" where "contents"."site_id" = +? and "contents"."id" = +?',
     );
     expect(
       planOnceSql(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is ? and g in (?, ?) and h IN (?) and i like ? limit ? offset ?`),
-    ).toBe(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is +? and g in (+?, +?) and h IN (+?) and i like ? limit +? offset +?`);
+    ).toBe(`select * from t where a >= ? and b <= ? and c != ? and d <> ? and e is +? and g in (+?, +?) and h IN (+?) and i like +? limit +? offset +?`);
     expect(planOnceSql(`insert into t (a, b) values (?, ?)`)).toBe(`insert into t (a, b) values (?, ?)`);
     expect(planOnceSql(`select '= ?', 'it''s = ?', "x = ?" from t where "a = ?" = ?`)).toBe(`select '= ?', 'it''s = ?', "x = ?" from t where "a = ?" = +?`);
   });
@@ -30,6 +30,9 @@ describe('the SQL SQLite prepares: equality parameters planned once (decisions P
       ['select id from p where b = ? order by id', [Buffer.from([2])]],
       ['select id from p where site = ? and n in (?, ?) order by id', ['s1', 10, 30]],
       ['select id from p order by id limit ? offset ?', [2, 1]],
+      // LIKE with the escape every contains-filter writes (db/dialect.ts), case-insensitive either way.
+      ["select id from p where t like ? escape '\\' order by id", ['%E%']],
+      ["select id from p where t not like ? escape '\\' order by id", ['%e\\%%']],
       ['select id from p order by id limit ?', [-1]],
       ['update p set t = ? where id = ? returning t', ['eleven', 1]],
     ];

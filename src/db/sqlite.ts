@@ -17,10 +17,13 @@ const STATEMENT_CACHE_SIZE = 500;
  * better-sqlite3 binds every parameter on every run: a join read by id was prepared again on
  * every execution (35 us for a two-table join, 220 us for the detail read, against 5 and 25 us),
  * a list page too (155-270 us against 55-60). `+?` is a value the planner does not look into: the
- * plan is made once, from the statistics alone, and the LIMIT is counted at run time. Ranges and
- * LIKE keep their parameters (the planner may read their values). Quoted text is left as it is.
+ * plan is made once, from the statistics alone, and the LIMIT is counted at run time. A LIKE's
+ * pattern too (PF22): the planner reads a bound pattern to see whether it is a prefix an index
+ * could seek, which re-prepares the statement on every run, and every pattern Cairn binds starts
+ * with `%` (dialect containsText) or is matched on a column no case-insensitive index covers.
+ * Ranges keep their parameters (the planner may read their values). Quoted text is left as it is.
  */
-const QUOTED_OR_EQUALITY = /'(?:[^']|'')*'|"(?:[^"]|"")*"|((?<![<>!])= |\bis |\bin \(|\blimit |\boffset )(\?(?:, \?)*)/gi;
+const QUOTED_OR_EQUALITY = /'(?:[^']|'')*'|"(?:[^"]|"")*"|((?<![<>!])= |\bis |\bin \(|\blimit |\boffset |\blike )(\?(?:, \?)*)/gi;
 const planned = new Map<string, string>();
 export function planOnceSql(sql: string): string {
   let text = planned.get(sql);
