@@ -439,16 +439,13 @@ function searchText(text: string): string {
 
 /** Creates a content. */
 export async function createContent(db: Db, auth: Auth, input: ContentCreateInput) {
-  const siteId = auth.siteId;
-  const site = await getSiteLocales(db, siteId);
-  const locale = resolveLocale(site, input.locale);
   const status: ContentStatus = input.status ?? 'draft';
   if (status !== 'draft') mayChangeStatus(auth, auth.userId);
   const scheduledAt = status === 'scheduled' ? futureScheduledAt(input.scheduledAt) : null;
   const rendered = await renderBody(input);
   const categoryIds = toIds(input.categoryIds) ?? [];
   const tagIds = toIds(input.tagIds) ?? [];
-  return retryLostSlug(!input.slug, () => insertContent(db, auth, input, { locale, domain: site.domain, status, scheduledAt, rendered, categoryIds, tagIds }));
+  return retryLostSlug(!input.slug, () => insertContent(db, auth, input, { status, scheduledAt, rendered, categoryIds, tagIds }));
 }
 
 /** createContent's transaction, with what was checked and rendered before it (run again when a generated slug lost a race). */
@@ -457,9 +454,6 @@ async function insertContent(
   auth: Auth,
   input: ContentCreateInput,
   checked: {
-    locale: string;
-    /** The site's domain, read with its locales (the body's links are internal or not by it). */
-    domain: string;
     status: ContentStatus;
     scheduledAt: string | null;
     rendered: Awaited<ReturnType<typeof renderBody>>;
@@ -468,8 +462,13 @@ async function insertContent(
   },
 ) {
   const siteId = auth.siteId;
-  const { locale, domain, status, scheduledAt, rendered, categoryIds, tagIds } = checked;
+  const { status, scheduledAt, rendered, categoryIds, tagIds } = checked;
   return db.transaction().execute(async (tx) => {
+    // Read on the transaction's connection: on SQLite the writer's cache is warm, while the
+    // reader's was emptied by the last write (PF21). The domain tells internal links from others.
+    const site = await getSiteLocales(tx, siteId);
+    const locale = resolveLocale(site, input.locale);
+    const domain = site.domain;
     const refs = await checkRefs(tx, siteId, categoryIds, tagIds);
     await checkCustomData(tx, siteId, (input.customData ?? null) as Record<string, unknown> | null, categoryIds);
     const base = slugify(input.title, 500) || 'post';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTokenFor, allScopesExcept, TEST_DIALECT } from '../../../test/helpers/app.js';
-import { client, expectErrorShape, type Client } from '../../../test/helpers/http.js';
+import { client, expect422, expectErrorShape, type Client } from '../../../test/helpers/http.js';
 import { useTestApp } from '../../../test/helpers/suite.js';
 import { lastArrivalAt } from '../../shared/time-slice.js';
 import * as m0048 from '../../db/migrations/0048_content_link_lists.js';
@@ -181,6 +181,21 @@ describe('POST /v1/contents', () => {
     expect(dup.status).toBe(422);
     expectErrorShape(dup.body, 422, 'SLUG_TAKEN');
     expect((await post(api, { title: 'x', slug: 'same', locale: 'de' })).slug).toBe('same');
+  });
+
+  it('takes its locale in the canonical case, defaults to the site default, and refuses a locale the site has not enabled with 422, writing nothing (decisions PF21)', async () => {
+    const { api, siteId } = await site(['en', 'de']);
+    expect((await post(api, { title: 'Default' })).locale).toBe('en');
+    expect((await post(api, { title: 'Upper', locale: 'DE' })).locale).toBe('de');
+    const refused = await api.post('/v1/contents', { type: 'post', title: 'Français', locale: 'fr', bodyMarkdown: 'Un [lien](https://example.org/).' });
+    expect422(refused, 'LOCALE_NOT_ENABLED', ['locale']);
+    expect422(await api.post('/v1/contents', { type: 'post', title: 'Bad', locale: 'not a locale!' }), 'LOCALE_INVALID', ['locale']);
+    // Nothing of either refused create was kept: its row, its revision, its outbound link.
+    expect((await api.get('/v1/contents')).body.meta.total).toBe(2);
+    const revisions = await ctx.app.database.db.selectFrom('content_revisions').select('id').where('site_id', '=', siteId).execute();
+    expect(revisions).toHaveLength(2);
+    const links = await ctx.app.database.db.selectFrom('content_links_out').select('target_url').where('site_id', '=', siteId).execute();
+    expect(links).toEqual([]);
   });
 
   it("refuses categoryIds and tagIds that are not the site's with 422", async () => {
