@@ -182,20 +182,24 @@ export async function activeForm(db: Executor, siteId: string, slug: string, loc
 }
 
 /**
- * A token the public form read hands out: when it was issued, signed with the server key, for
- * this form. A submission sooner than `minFillSeconds` after it (or without a valid one) is spam.
+ * A token the public form read hands out: when it was issued (in milliseconds), signed with the
+ * server key, for this form. A submission sooner than `minFillSeconds` after it (or without a
+ * valid one) is spam. Whole seconds, as tokens were first written, lost up to a second: a token
+ * issued at 12.999 s said 12, so a fill at 13.05 s counted as 1.05 s (decisions F12).
  */
 export function fillToken(secrets: SecretBox, form: Pick<FormRow, 'id' | 'site_id'>, at = Date.now()): string {
-  const issued = Math.floor(at / 1000);
-  return `${issued}.${secrets.sign(`form-fill:${form.site_id}:${form.id}:${issued}`)}`;
+  return `${at}.${secrets.sign(`form-fill:${form.site_id}:${form.id}:${at}`)}`;
 }
 
-function filledTooFast(secrets: SecretBox, form: FormRow, token: unknown, minSeconds: number): boolean {
+/** Whether a submission at `now` came sooner than `minSeconds` after its token (or has no valid one). */
+export function filledTooFast(secrets: SecretBox, form: Pick<FormRow, 'id' | 'site_id'>, token: unknown, minSeconds: number, now = Date.now()): boolean {
   if (minSeconds <= 0) return false;
   if (typeof token !== 'string') return true;
   const [issued, mac] = token.split('.');
-  if (!issued || !/^\d{1,12}$/.test(issued) || mac !== secrets.sign(`form-fill:${form.site_id}:${form.id}:${issued}`)) return true;
-  return Date.now() / 1000 - Number(issued) < minSeconds;
+  if (!issued || !/^\d{1,13}$/.test(issued) || mac !== secrets.sign(`form-fill:${form.site_id}:${form.id}:${issued}`)) return true;
+  // A token of the first format (whole seconds, ten digits) still counts from its second.
+  const issuedMs = issued.length <= 11 ? Number(issued) * 1000 : Number(issued);
+  return now - issuedMs < minSeconds * 1000;
 }
 
 export const FILL_TOKEN_FIELD = '_fillToken';

@@ -1,8 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { allScopesExcept, buildTestApp, createSiteWithToken, createTokenFor } from '../../../test/helpers/app.js';
+import { allScopesExcept, buildTestApp, createSiteWithToken, createTokenFor, TEST_SECRET_KEY } from '../../../test/helpers/app.js';
 import { type Client, client, expect422, expectErrorShape, ISO_TIMESTAMP } from '../../../test/helpers/http.js';
 import { describeTranslations, useTestApp } from '../../../test/helpers/suite.js';
+import { parseKey, SecretBox } from '../../shared/secrets.js';
+import { filledTooFast, fillToken } from './forms.submissions.js';
 
 const ctx = useTestApp();
 const site = ctx.site;
@@ -336,6 +338,28 @@ describe('public form and submissions (decisions F1, F3, G19)', () => {
     expect(res.statusCode).toBe(422);
     expect(Object.keys(res.json().errors).sort()).toEqual(['data.consent', 'data.orderNo']);
     expect((await v.json('contact', { ...good, topic: 'support', orderNo: 'A-1' })).statusCode).toBe(201);
+  });
+
+  it('counts the minimum fill time from the millisecond the form was read, and from its second for a token of the first format (decisions F12)', () => {
+    const secrets = new SecretBox(parseKey(TEST_SECRET_KEY, 'test'));
+    const form = { id: 7, site_id: 'site-a' };
+    // Issued late in a second: a fill 51 ms later is too fast, though the next second has begun.
+    const at = 1_700_000_000_999;
+    const token = fillToken(secrets, form, at);
+    expect(token.split('.')[0]).toBe(String(at));
+    expect(filledTooFast(secrets, form, token, 1, at + 51)).toBe(true);
+    expect(filledTooFast(secrets, form, token, 1, at + 999)).toBe(true);
+    expect(filledTooFast(secrets, form, token, 1, at + 1000)).toBe(false);
+    // Another form's token, a changed time, no token: too fast (spam) whatever the clock says.
+    expect(filledTooFast(secrets, { ...form, id: 8 }, token, 1, at + 60_000)).toBe(true);
+    expect(filledTooFast(secrets, form, token.replace(String(at), String(at - 60_000)), 1, at + 1000)).toBe(true);
+    expect(filledTooFast(secrets, form, undefined, 1, at + 60_000)).toBe(true);
+    expect(filledTooFast(secrets, form, undefined, 0, at)).toBe(false);
+    // A token handed out before the change (whole seconds) still verifies, counted from its second.
+    const seconds = 1_700_000_000;
+    const old = `${seconds}.${secrets.sign(`form-fill:${form.site_id}:${form.id}:${seconds}`)}`;
+    expect(filledTooFast(secrets, form, old, 1, seconds * 1000 + 999)).toBe(true);
+    expect(filledTooFast(secrets, form, old, 1, seconds * 1000 + 1000)).toBe(false);
   });
 
   it('stores a filled honeypot and a too-fast fill as spam, answers success, counts and announces neither', async () => {
