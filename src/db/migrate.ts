@@ -41,6 +41,7 @@ import * as m0046 from './migrations/0046_analytics_pair_scroll_cwv.js';
 import * as m0047 from './migrations/0047_redirect_rule_versions.js';
 import * as m0048 from './migrations/0048_content_link_lists.js';
 import * as m0049 from './migrations/0049_drop_revision_created_index.js';
+import * as m0050 from './migrations/0050_contents_sort_index_ids.js';
 
 /** Every migration, in order. Listed explicitly so the built service needs no folder scan. */
 const MIGRATIONS: Record<
@@ -91,6 +92,7 @@ const MIGRATIONS: Record<
   '0047_redirect_rule_versions': m0047,
   '0048_content_link_lists': m0048,
   '0049_drop_revision_created_index': m0049,
+  '0050_contents_sort_index_ids': m0050,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -85,8 +85,37 @@ async function checkHotPlans(siteId: string, ids: number[]): Promise<void> {
           lines.some((l) => /contents_pkey/.test(l)),
           `${name}: ${lines.join('\n')}`,
         ).toBe(true);
+      // The page's ids in the list's own order (created_at, then id) from the sort index, which
+      // ends with the id (migration 0050, decisions PF23): no sort of the site's rows by id.
+      if (name === 'listPage') {
+        expect(
+          lines.some((l) => /Index (Only )?Scan Backward using contents_site_created_idx/.test(l)),
+          `${name}: ${lines.join('\n')}`,
+        ).toBe(true);
+        expect(
+          lines.filter((l) => /Incremental Sort/.test(l)),
+          `${name}: ${lines.join('\n')}`,
+        ).toEqual([]);
+      }
     }
   }
+}
+
+/**
+ * How one PostgreSQL session planned a list page run eight times as the named statement the pool
+ * sends (decisions PF5): PostgreSQL plans the first five runs with their values, then keeps the
+ * generic plan if its estimate is no worse. With a bound LIMIT it never was, and every run was
+ * planned again (decisions PF23).
+ */
+async function plansOfListPage(siteId: string): Promise<{ generic: number; custom: number }> {
+  const query = HOT_READS.listPage(ctx.app.database.db, siteId);
+  return ctx.app.database.db.connection().execute(async (session) => {
+    for (let run = 0; run < 8; run++) expect((await session.executeQuery(query)).rows).toHaveLength(15);
+    const { rows } = await sql<{ generic: string; custom: string }>`
+      select generic_plans as generic, custom_plans as custom from pg_prepared_statements where statement = ${query.sql}`.execute(session);
+    expect(rows).toHaveLength(1);
+    return { generic: Number(rows[0]!.generic), custom: Number(rows[0]!.custom) };
+  });
 }
 
 describe('the contents hot reads on a database filled through the API (issue 15)', () => {
@@ -107,6 +136,7 @@ describe('the contents hot reads on a database filled through the API (issue 15)
 
     await ctx.app.database.refreshStatistics();
     await checkHotPlans(api.siteId, ids);
+    if (TEST_DIALECT === 'postgres') expect(await plansOfListPage(api.siteId)).toEqual({ generic: 3, custom: 5 });
 
     if (TEST_DIALECT === 'sqlite') {
       expect((await plan(plain)).join(' | ')).toMatch(/^SEARCH contents USING INTEGER PRIMARY KEY/);

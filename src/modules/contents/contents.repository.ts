@@ -3,7 +3,7 @@ import type { AutoId, DB, Executor, Json, Timestamp } from '../../db/types.js';
 import { dateBound } from '../../shared/pagination.js';
 import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
-import { filterOnly } from '../../db/planner.js';
+import { filterOnly, fixedLimit } from '../../db/planner.js';
 import { applyRecordFilters } from '../../shared/list-filters.js';
 import { revisionStore } from '../../kit/revisions.js';
 import type { ContentListQueryValue } from './contents.schemas.js';
@@ -360,7 +360,14 @@ const listPage = prepared(
     // The rows after the cursor's in the sort order: one range on the sort index, however deep.
     if (p.afterId !== undefined)
       ids = ids.where((eb) => eb(eb.refTuple(column, 'contents.id'), order === 'desc' ? '<' : '>', eb.tuple(p.afterValue!, p.afterId!)));
-    const pageIds = ids.select('contents.id').orderBy(column, order).orderBy('contents.id', order).limit(p.limit!).offset(p.offset!);
+    // The page size in the statement and no OFFSET on a first or cursor page: PostgreSQL then
+    // keeps one plan for the statement instead of planning each run (decisions PF23).
+    const pageIds = ids
+      .select('contents.id')
+      .orderBy(column, order)
+      .orderBy('contents.id', order)
+      .limit(fixedLimit(p.limit!))
+      .$if(p.offset !== undefined, (q) => q.offset(p.offset!));
     return withAuthor(summaryColumns(db, db.selectFrom('contents')))
       .$if(p.total === 'counted', (q) => q.select(() => countedTotalQuery(db, { siteId: p.siteId, status: p.countedStatus }).as('total')))
       .$if(p.total === 'filtered', (q) => q.select(() => filteredCountQuery(db, p).as('total')))
@@ -369,7 +376,7 @@ const listPage = prepared(
       .orderBy(column, order)
       .orderBy('contents.id', order);
   },
-  { structural: [...LIST_STRUCTURAL, 'total'] },
+  { structural: [...LIST_STRUCTURAL, 'total', 'limit'] },
 );
 
 const LIST_PAGING = new Set(['page', 'limit', 'sortBy', 'sortOrder', 'cursor']);
@@ -393,7 +400,7 @@ function countable(query: ContentListQueryValue, visibility: Visibility): { stat
 export async function listContents(db: Executor, siteId: string, query: ContentListQueryValue, v: Visibility, withTotal = true, after?: ListAfter) {
   const { page, limit, cursor: _cursor, ...filters } = query;
   const args = listFilterArgs(siteId, filters, v);
-  const paging = after ? { limit, offset: 0, afterValue: after.value, afterId: after.id } : { limit, offset: (page - 1) * limit };
+  const paging = after ? { limit, afterValue: after.value, afterId: after.id } : { limit, offset: page > 1 ? (page - 1) * limit : undefined };
   if (!withTotal) return { rows: (await listPage.execute(db, { ...args, ...paging })) as SummaryRow[], total: -1 };
   const counted = countable(query, v);
   const total: PageTotal = counted ? { total: 'counted', countedStatus: counted.status } : { total: 'filtered' };
@@ -671,7 +678,7 @@ export const revisions = revisionStore('content_revisions', 'content_id');
  */
 export const HOT_READS = {
   summariesByIds: (db: Executor, siteId: string, ids: number[]) => summariesQuery.compile(db, { siteId, ids }),
-  listPage: (db: Executor, siteId: string) => listPage.compile(db, { siteId, limit: 15, offset: 0 }),
+  listPage: (db: Executor, siteId: string) => listPage.compile(db, { siteId, limit: 15 }),
   listPagePublished: (db: Executor, siteId: string) => listPage.compile(db, { siteId, status: 'published', publishedOnly: true, limit: 15, offset: 300 }),
   byId: (db: Executor, siteId: string, ids: number[]) => contentDetailById.compile(db, { siteId, id: ids[0]! }),
   bySlug: (db: Executor, siteId: string) => contentBySlug.compile(db, { siteId, slug: 'post-1' }),
