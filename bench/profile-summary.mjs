@@ -2,18 +2,24 @@
 // writes one): where a request's CPU goes, step by step (issue 37). Only samples after the first
 // one inside `marker` (a function every measured request runs; default `rateLimit`) count, so
 // start-up and seeding are left out. Prints each step's share of the busy samples and, given
-// the bench row's CPU ms per request, its CPU ms per request.
+// the bench row's CPU ms per request, its CPU ms per request. Given a reference's CPU ms per
+// request from the same run (`--reference <ms>`: the lean server, or bare node:http sending the
+// same bytes), it also prints the ratio the row would reach if the pipeline (the steps of
+// PIPELINE) cost nothing: the ceiling of what cutting the pipeline can give (decisions PF24).
 //
-//   node bench/profile-summary.mjs <file.cpuprofile> [cpuMsPerRequest] [marker]
+//   node bench/profile-summary.mjs <file.cpuprofile> [cpuMsPerRequest] [marker] [--reference <ms>]
 //
 // Steps are matched by function name anywhere on the stack, innermost step first; the shares of
 // a wall-clock sampler on a busy machine include time the kernel spent in system calls
 // (writev), so read them as proportions, and take the totals from the bench's /proc figures.
 import { readFileSync } from 'node:fs';
 
-const [file, cpuMsArg, marker = 'rateLimit'] = process.argv.slice(2);
-if (!file) {
-  process.stderr.write('usage: node bench/profile-summary.mjs <file.cpuprofile> [cpuMsPerRequest] [marker]\n');
+const args = process.argv.slice(2);
+const referenceAt = args.indexOf('--reference');
+const referenceMs = referenceAt === -1 ? null : Number(args.splice(referenceAt, 2)[1]);
+const [file, cpuMsArg, marker = 'rateLimit'] = args;
+if (!file || (referenceMs !== null && !(referenceMs > 0 && cpuMsArg))) {
+  process.stderr.write('usage: node bench/profile-summary.mjs <file.cpuprofile> [cpuMsPerRequest] [marker] [--reference <ms>]\n');
   process.exit(1);
 }
 /** [step, function names that belong to it]; the first step found walking up from the leaf wins. */
@@ -34,6 +40,17 @@ const STEPS = [
   ['HTTP parsing (node:http)', ['parserOnHeadersComplete', 'parserOnIncoming', 'onParserExecute']],
   ['garbage collection', ['(garbage collector)']],
 ];
+/** What every request pays around its own work: authentication, limits, hooks, logging, validation. */
+const PIPELINE = new Set([
+  'rate limit',
+  'authentication',
+  'delivery cache lookup',
+  'delivery cache store',
+  'validation',
+  'other onSend hooks',
+  'logging',
+  'routing and hook machinery',
+]);
 
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -84,3 +101,12 @@ for (const [step, us] of [...shares].sort((a, b) => b[1] - a[1])) {
 }
 const top = [...unclaimed].sort((a, b) => b[1] - a[1]).slice(0, 8);
 process.stdout.write(`\nmost of "other": ${top.map(([name, us]) => `${name || '(anonymous)'} ${((100 * us) / busy).toFixed(1)}%`).join(', ')}\n`);
+if (referenceMs !== null && cpuMs !== null) {
+  let pipeline = 0;
+  for (const [step, us] of shares) if (PIPELINE.has(step)) pipeline += us;
+  const share = pipeline / busy;
+  const without = cpuMs * (1 - share);
+  process.stdout.write(
+    `pipeline ${(100 * share).toFixed(1)}% (${(share * cpuMs).toFixed(4)} ms); ratio to the reference now ${(referenceMs / cpuMs).toFixed(2)}x, with a pipeline that cost nothing at most ${(referenceMs / without).toFixed(2)}x\n`,
+  );
+}
