@@ -1,8 +1,16 @@
 import type { Executor, SitesTable } from '../../db/types.js';
 import type { Insertable, Updateable } from 'kysely';
+import { prepared } from '../../db/prepared.js';
+
+/**
+ * A site's row, read by every site-settings route: a prepared query, so PostgreSQL sessions keep it
+ * parsed and planned (decisions PF5) instead of parsing and planning it for every request (0.26 ms of
+ * PostgreSQL's CPU against 0.04 ms to run it: decisions PF25).
+ */
+const siteById = prepared((db, p: { siteId: string }) => db.selectFrom('sites').selectAll().where('id', '=', p.siteId));
 
 export function findSite(db: Executor, siteId: string) {
-  return db.selectFrom('sites').selectAll().where('id', '=', siteId).executeTakeFirst();
+  return siteById.executeTakeFirst(db, { siteId });
 }
 
 export function listSites(db: Executor) {
